@@ -1,0 +1,150 @@
+import { dsnFromString, dsnToString, type DsnComponents } from "@sentry/core";
+
+import { allowedDsnFrom, type AllowedDsn } from "./tunnel/dsn-policy.server";
+
+/** The Worker's settings, read from `env` once and checked, so that a request never meets a bad one. */
+export interface AppConfig {
+  sentry: SentryConfig;
+  tunnel: TunnelConfig;
+}
+
+export interface SentryConfig {
+  /** The app's own public DSN; `undefined` when monitoring is not configured. */
+  dsn: string | undefined;
+  environment: string;
+  tracesSampleRate: number;
+  /** Origins beyond the app's own that receive `sentry-trace` and `baggage`. */
+  tracePropagationTargets: readonly string[];
+}
+
+export interface TunnelConfig {
+  /** Keyed by the DSN's canonical string (`dsnToString` without the secret). */
+  allowedDsns: ReadonlyMap<string, AllowedDsn>;
+  maxEnvelopeBytes: number;
+  /** Browser origins allowed besides the request's own. */
+  allowedOrigins: ReadonlySet<string>;
+  upstreamTimeoutMs: number;
+  /** Development and tests only: where every upstream URL is sent instead of Sentry. */
+  upstreamOrigin: string | undefined;
+}
+
+/** The variables this module reads; the rest of `env` (bindings) is not its concern. */
+export type ConfigEnv = Pick<
+  Env,
+  | "SENTRY_DSN"
+  | "SENTRY_ENVIRONMENT"
+  | "SENTRY_TRACES_SAMPLE_RATE"
+  | "SENTRY_TRACE_PROPAGATION_TARGETS"
+  | "TUNNEL_ALLOWED_DSNS"
+  | "TUNNEL_ALLOWED_ORIGINS"
+  | "TUNNEL_MAX_ENVELOPE_BYTES"
+  | "TUNNEL_UPSTREAM_ORIGIN"
+  | "TUNNEL_UPSTREAM_TIMEOUT_MS"
+>;
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: keyof ConfigEnv,
+    problem: string,
+  ) {
+    super(`${variable} ${problem}`);
+    this.name = "ConfigError";
+  }
+}
+
+const DEFAULT_MAX_ENVELOPE_BYTES = 20 * 1024 * 1024;
+const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+
+/** Throws a {@link ConfigError} naming the first variable that is wrong. */
+export function readConfig(env: Partial<ConfigEnv>): AppConfig {
+  const ownDsn = optionalDsn(env, "SENTRY_DSN");
+  const upstreamOrigin = optionalOrigin(env, "TUNNEL_UPSTREAM_ORIGIN");
+
+  const allowedDsns = new Map<string, AllowedDsn>();
+  const extraDsns = list(env.TUNNEL_ALLOWED_DSNS).map((value) => parseDsn("TUNNEL_ALLOWED_DSNS", value));
+  for (const dsn of ownDsn ? [ownDsn, ...extraDsns] : extraDsns) {
+    const allowed = allowedDsnFrom(dsn, upstreamOrigin);
+    allowedDsns.set(allowed.key, allowed);
+  }
+
+  return {
+    sentry: {
+      dsn: ownDsn ? dsnToString(ownDsn) : undefined,
+      environment: text(env.SENTRY_ENVIRONMENT) || "production",
+      tracesSampleRate: sampleRate(env, "SENTRY_TRACES_SAMPLE_RATE", 1),
+      tracePropagationTargets: list(env.SENTRY_TRACE_PROPAGATION_TARGETS).map((value) =>
+        origin("SENTRY_TRACE_PROPAGATION_TARGETS", value),
+      ),
+    },
+    tunnel: {
+      allowedDsns,
+      maxEnvelopeBytes: positiveInteger(env, "TUNNEL_MAX_ENVELOPE_BYTES", DEFAULT_MAX_ENVELOPE_BYTES),
+      allowedOrigins: new Set(list(env.TUNNEL_ALLOWED_ORIGINS).map((value) => origin("TUNNEL_ALLOWED_ORIGINS", value))),
+      upstreamTimeoutMs: positiveInteger(env, "TUNNEL_UPSTREAM_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUT_MS),
+      upstreamOrigin,
+    },
+  };
+}
+
+function text(value: string | undefined): string {
+  return (value ?? "").trim();
+}
+
+function list(value: string | undefined): string[] {
+  return text(value)
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+function optionalDsn(env: Partial<ConfigEnv>, variable: keyof ConfigEnv): DsnComponents | undefined {
+  const value = text(env[variable]);
+  return value === "" ? undefined : parseDsn(variable, value);
+}
+
+function parseDsn(variable: keyof ConfigEnv, value: string): DsnComponents {
+  const dsn = /^https?:\/\//.test(value) ? dsnFromString(value) : undefined;
+  if (!dsn?.publicKey || !/^\d+$/.test(dsn.projectId)) {
+    throw new ConfigError(variable, `is not a valid Sentry DSN (https://<key>@<host>/<project id>): "${value}"`);
+  }
+  return dsn;
+}
+
+function optionalOrigin(env: Partial<ConfigEnv>, variable: keyof ConfigEnv): string | undefined {
+  const value = text(env[variable]);
+  return value === "" ? undefined : origin(variable, value);
+}
+
+/** An `http(s)://host[:port]` origin with nothing after it; a path would be silently dropped otherwise. */
+function origin(variable: keyof ConfigEnv, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(variable, `must be a list of origins such as https://example.com, got "${value}"`);
+  }
+  const bare = url.origin;
+  if (!/^https?:$/.test(url.protocol) || value.replace(/\/$/, "") !== bare) {
+    throw new ConfigError(variable, `must be a list of origins such as https://example.com, got "${value}"`);
+  }
+  return bare;
+}
+
+function positiveInteger(env: Partial<ConfigEnv>, variable: keyof ConfigEnv, fallback: number): number {
+  const value = text(env[variable]);
+  if (value === "") return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+    throw new ConfigError(variable, `must be a whole number above 0, got "${value}"`);
+  }
+  return Number(value);
+}
+
+function sampleRate(env: Partial<ConfigEnv>, variable: keyof ConfigEnv, fallback: number): number {
+  const value = text(env[variable]);
+  if (value === "") return fallback;
+  const rate = Number(value);
+  if (!/^\d*\.?\d+$/.test(value) || rate > 1) {
+    throw new ConfigError(variable, `must be a number from 0 to 1, got "${value}"`);
+  }
+  return rate;
+}

@@ -1,0 +1,36 @@
+import type { AppLoadContext, EntryContext } from "@remix-run/cloudflare";
+import { RemixServer } from "@remix-run/react";
+import { isbot } from "isbot";
+import { renderToReadableStream } from "react-dom/server";
+
+/** Remix rejects deferred data still pending after this; a stalled render is then cut off too. */
+export const streamTimeout = 5_000;
+
+export default async function handleRequest(
+  request: Request,
+  responseStatusCode: number,
+  responseHeaders: Headers,
+  remixContext: EntryContext,
+  _loadContext: AppLoadContext,
+) {
+  let status = responseStatusCode;
+  const body = await renderToReadableStream(
+    <RemixServer context={remixContext} url={request.url} />,
+    {
+      signal: AbortSignal.timeout(streamTimeout + 1_000),
+      onError(error: unknown) {
+        // Errors after the shell has been sent cannot change the status; log them for the operator.
+        status = 500;
+        console.error(error);
+      },
+    },
+  );
+
+  // Crawlers get the whole page at once; people get it streamed.
+  if (isbot(request.headers.get("user-agent") ?? "")) {
+    await body.allReady;
+  }
+
+  responseHeaders.set("Content-Type", "text/html; charset=utf-8");
+  return new Response(body, { headers: responseHeaders, status });
+}

@@ -1,0 +1,38 @@
+import { useRouteLoaderData } from "@remix-run/react";
+
+import type { loader as rootLoader } from "../root";
+
+export default function Home() {
+  const root = useRouteLoaderData<typeof rootLoader>("root");
+  const monitoring = root?.monitoring;
+  return (
+    <>
+      <section className="intro">
+        <h1>Edge Monitoring Tunnel</h1>
+        <p className="lead">
+          A Remix app rendered on Cloudflare Workers that sends its own errors, traces and logs to Sentry through
+          its own origin, so ad-blockers and cookie rules don&apos;t drop them.
+        </p>
+      </section>
+      <section className="card" aria-labelledby="monitoring-title">
+        <h2 id="monitoring-title">Monitoring</h2>
+        {monitoring?.configured ? (
+          <dl className="facts">
+            <dt>Project</dt>
+            <dd>{monitoring.project}</dd>
+            <dt>Organisation</dt>
+            <dd>{monitoring.org ?? "self-hosted"}</dd>
+            <dt>Region</dt>
+            <dd>{monitoring.region ?? "default"}</dd>
+            <dt>Environment</dt>
+            <dd>{monitoring.environment}</dd>
+          </dl>
+        ) : (
+          <p>
+            Monitoring is not configured: set <code>SENTRY_DSN</code> to report to Sentry.
+          </p>
+        )}
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,28 @@
+/**
+ * Remix classic compiler, targeting workerd: the server bundle is one ESM file that
+ * wrangler uploads as is (`no_bundle`), so every dependency is bundled and resolved
+ * with the `workerd` export conditions. Only the runtime's own modules stay imports:
+ * `node:*` (Remix externalises those itself) and `cloudflare:*`.
+ *
+ * @type {import('@remix-run/dev').AppConfig}
+ */
+export default {
+  ignoredRouteFiles: ["**/.*", "**/*.test.*"],
+  server: "./worker/index.ts",
+  serverBuildPath: "build/index.js",
+  assetsBuildDirectory: "public/build",
+  publicPath: "/build/",
+  serverConditions: ["workerd", "worker", "browser"],
+  serverDependenciesToBundle: [/^(?!cloudflare:)/],
+  serverMainFields: ["browser", "module", "main"],
+  serverMinify: true,
+  serverModuleFormat: "esm",
+  serverPlatform: "neutral",
+  future: {
+    v3_fetcherPersist: true,
+    v3_relativeSplatPath: true,
+    v3_throwAbortReason: true,
+    v3_lazyRouteDiscovery: true,
+    v3_singleFetch: true,
+  },
+};

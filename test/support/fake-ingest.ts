@@ -1,0 +1,85 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** One request that reached the ingest with its whole body. */
+export interface Delivery {
+  method: string;
+  /** Path and query, as the tunnel asked for them. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** What the ingest does with a request; the default answers 200 `{"id":…}` as Sentry does. */
+export type IngestBehaviour = (request: IncomingMessage, response: ServerResponse, body: Buffer) => void;
+
+/**
+ * A stand-in for Sentry's ingest on loopback. Only requests whose body arrived whole count as
+ * deliveries, so a test can tell "nothing partial reached Sentry" from "nothing reached Sentry".
+ */
+export class FakeIngest {
+  readonly deliveries: Delivery[] = [];
+  /** Requests whose body never completed (the sender gave up or was cut off). */
+  unfinished = 0;
+  /** Requests that arrived at all, complete or not. */
+  arrivals = 0;
+  private behaviour: IngestBehaviour = answerOk;
+  private readonly server = createServer((request, response) => this.receive(request, response));
+
+  static async start(): Promise<FakeIngest> {
+    const ingest = new FakeIngest();
+    await new Promise<void>((resolve) => ingest.server.listen(0, "127.0.0.1", resolve));
+    return ingest;
+  }
+
+  get origin(): string {
+    const { port } = this.server.address() as AddressInfo;
+    return `http://127.0.0.1:${port}`;
+  }
+
+  respondWith(behaviour: IngestBehaviour): void {
+    this.behaviour = behaviour;
+  }
+
+  reset(): void {
+    this.deliveries.length = 0;
+    this.unfinished = 0;
+    this.arrivals = 0;
+    this.behaviour = answerOk;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private receive(request: IncomingMessage, response: ServerResponse): void {
+    this.arrivals += 1;
+    const chunks: Buffer[] = [];
+    let complete = false;
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      complete = true;
+      const body = Buffer.concat(chunks);
+      this.deliveries.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
+      this.behaviour(request, response, body);
+    });
+    request.on("close", () => {
+      if (!complete) this.unfinished += 1;
+    });
+  }
+}
+
+export const answerOk: IngestBehaviour = (_request, response) => {
+  response.writeHead(200, { "content-type": "application/json" });
+  response.end(JSON.stringify({ id: "0123456789abcdef0123456789abcdef" }));
+};
+
+/** Waits for a condition that an asynchronous delivery will make true; fails after `timeoutMs`. */
+export async function eventually(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+
+import { root } from "./worker";
+
+export interface DevServer {
+  origin: string;
+  /** Everything wrangler and the Worker printed. */
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * `wrangler dev` serving the built app on a free loopback port, as a developer runs it. Its own
+ * process group, so that stopping it also stops the workerd it started.
+ */
+export async function startWranglerDev(vars: Record<string, string> = {}): Promise<DevServer> {
+  const port = await freePort();
+  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort())];
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+  const child = spawn("npx", args, {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilServing(origin, child, () => output);
+  } catch (error) {
+    stopGroup(child);
+    throw error;
+  }
+  return {
+    origin,
+    output: () => output,
+    stop: async () => {
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      stopGroup(child);
+      await exited;
+    },
+  };
+}
+
+async function waitUntilServing(origin: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output()}`);
+    try {
+      const response = await fetch(`${origin}/`, { signal: AbortSignal.timeout(2_000) });
+      await response.body?.cancel();
+      if (response.status === 200) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`wrangler dev did not serve ${origin} within 90 s:\n${output()}`);
+}
+
+function stopGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    // Already gone.
+  }
+}

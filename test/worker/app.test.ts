@@ -1,0 +1,73 @@
+import { readdirSync } from "node:fs";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { APP_DSN, root, startWorker, type RunningWorker } from "../support/worker";
+
+describe("the app in workerd", () => {
+  let worker: RunningWorker;
+  beforeAll(async () => {
+    worker = await startWorker({ SENTRY_DSN: APP_DSN });
+  });
+  afterAll(() => worker.dispose());
+
+  it("renders the home page with the scripts that hydrate it", async () => {
+    const response = await worker.fetch("/");
+    const html = await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(html).toContain("<h1>Edge Monitoring Tunnel</h1>");
+    expect(html).toMatch(/import\("\/build\/entry\.client-[A-Z0-9]+\.js"\)/);
+    expect(html).toContain("window.__remixContext");
+  });
+
+  it("shows which Sentry project the monitoring panel reports to, without the DSN's key", async () => {
+    const html = await (await worker.fetch("/")).text();
+    expect(html).toContain("<dd>4502</dd>");
+    expect(html).toContain("<dd>us</dd>");
+    expect(html).not.toContain("0123456789abcdef0123456789abcdef");
+  });
+
+  it("answers an unknown path with a real 404 and a friendly page", async () => {
+    const response = await worker.fetch("/no/such/page");
+    const html = await response.text();
+    expect(response.status).toBe(404);
+    expect(html).toContain("Page not found");
+    expect(html).toContain('href="/"');
+  });
+
+  it("answers a loader that throws with a 500 and the error page", async () => {
+    const response = await worker.fetch("/sentry-example-page/loader-error");
+    const html = await response.text();
+    expect(response.status).toBe(500);
+    expect(html).toContain("Something went wrong");
+    expect(html).toContain("Go to the home page");
+    // Production builds do not show the server's error message to the visitor.
+    expect(html).not.toContain("a loader threw on purpose");
+  });
+
+  it("serves the built static assets", async () => {
+    const client = readdirSync(`${root}public/build`).find((name) => name.startsWith("entry.client-"));
+    expect(client).toBeDefined();
+    const response = await worker.fetch(`/build/${client}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/javascript/);
+    expect(await response.text()).toContain("hydrateRoot");
+  });
+});
+
+describe("configuration", () => {
+  it("refuses to start with a bad setting, naming the variable", async () => {
+    await expect(startWorker({ TUNNEL_MAX_ENVELOPE_BYTES: "lots" })).rejects.toThrow(/TUNNEL_MAX_ENVELOPE_BYTES/);
+  });
+
+  it("starts without a DSN and says monitoring is not configured", async () => {
+    const worker = await startWorker({ SENTRY_DSN: "" });
+    try {
+      const html = await (await worker.fetch("/")).text();
+      expect(html).toContain("Monitoring is not configured");
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
