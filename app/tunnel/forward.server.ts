@@ -22,14 +22,18 @@ export type ForwardResult = { ok: true; response: Response; bytes: number } | { 
  * POSTs the envelope upstream, streaming what is left of the body without holding it.
  *
  * With a declared length the rest is piped natively into a FixedLengthStream, so workerd moves the
- * bytes without a JavaScript call per chunk and upstream gets a Content-Length; a body that ends
- * short errors the stream, and the upstream request dies unfinished rather than delivering half an
- * envelope. Only a body of unknown length goes through a counting JavaScript transform, because
- * nothing else can stop it at `maxBytes`.
+ * bytes without a JavaScript call per chunk and upstream gets a Content-Length. Only a body of
+ * unknown length goes through a counting JavaScript transform, because nothing else can stop it
+ * at `maxBytes`.
+ *
+ * When the body fails (the client went away, or it grew past the maximum), the upstream request is
+ * aborted *before* its body stream is: workerd ends a chunked upload whose stream errors as if it
+ * had finished, and Sentry would take half an envelope for a whole one.
  */
 export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardResult> {
-  const body = bodyFor(forward);
+  const upstream = new AbortController();
   const timeout = AbortSignal.timeout(forward.timeoutMs);
+  const body = outgoingBody(forward, upstream);
   let response: Response;
   try {
     response = await fetch(forward.url, {
@@ -37,7 +41,7 @@ export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardR
       headers: forward.headers,
       body: body.stream,
       redirect: "manual",
-      signal: timeout,
+      signal: AbortSignal.any([timeout, upstream.signal]),
     });
   } catch {
     const bodyFailure = await body.stop();
@@ -58,7 +62,7 @@ interface OutgoingBody {
   stop(): Promise<"envelope_too_large" | "body_incomplete" | undefined>;
 }
 
-function bodyFor(forward: ForwardRequest): OutgoingBody {
+function outgoingBody(forward: ForwardRequest, upstream: AbortController): OutgoingBody {
   const { consumed, consumedBytes, rest, contentLength, maxBytes } = forward;
   if (!rest) {
     const whole = concat(consumed, consumedBytes);
@@ -67,16 +71,12 @@ function bodyFor(forward: ForwardRequest): OutgoingBody {
 
   let counted = consumedBytes;
   let tooLarge = false;
-  const pipeAbort = new AbortController();
-  let outgoing: ReadableStream<Uint8Array>;
-  let source: ReadableStream<Uint8Array> = rest;
-  let sink: WritableStream<Uint8Array>;
-  if (contentLength !== undefined) {
-    ({ readable: outgoing, writable: sink } = new FixedLengthStream(contentLength));
-  } else {
-    ({ readable: outgoing, writable: sink } = new IdentityTransformStream());
+  let source = rest;
+  const { readable, writable } =
+    contentLength === undefined ? new IdentityTransformStream() : new FixedLengthStream(contentLength);
+  if (contentLength === undefined) {
     source = rest.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
+      new TransformStream<BodyChunk, BodyChunk>({
         transform(chunk, controller) {
           counted += chunk.byteLength;
           if (counted > maxBytes) {
@@ -90,22 +90,26 @@ function bodyFor(forward: ForwardRequest): OutgoingBody {
     );
   }
 
+  const stopPiping = new AbortController();
   let bodyFailed = false;
   const piping = (async () => {
-    const writer = sink.getWriter();
+    const writer = writable.getWriter();
     for (const chunk of consumed) await writer.write(chunk);
     writer.releaseLock();
-    await source.pipeTo(sink, { signal: pipeAbort.signal });
+    await source.pipeTo(writable, { preventAbort: true, signal: stopPiping.signal });
   })().catch((error: unknown) => {
-    // Once upstream has answered, a failing pipe is no longer this request's concern.
-    if (error !== pipeAbort.signal.reason) bodyFailed = true;
+    if (error !== stopPiping.signal.reason) {
+      bodyFailed = true;
+      upstream.abort(error);
+    }
+    writable.abort(error).catch(() => {});
   });
 
   return {
-    stream: outgoing,
+    stream: readable,
     bytes: () => contentLength ?? counted,
     async stop() {
-      pipeAbort.abort();
+      stopPiping.abort();
       await piping;
       if (tooLarge) return "envelope_too_large";
       return bodyFailed ? "body_incomplete" : undefined;

@@ -2,19 +2,22 @@ import { existsSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
-import { Miniflare, type RequestInit as MiniflareRequestInit, type Response as MiniflareResponse } from "miniflare";
+import { Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 
 export const root = fileURLToPath(new URL("../..", import.meta.url));
-
-/** The public origin the tests pretend the Worker is served on. */
-export const WORKER_ORIGIN = "http://localhost:8787";
 
 /** A DSN of the Sentry SaaS form, for the app itself. */
 export const APP_DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
 
 export interface RunningWorker {
-  fetch(path: string, init?: MiniflareRequestInit): Promise<MiniflareResponse>;
+  /** Where workerd listens on loopback: the app's own origin, as a browser would see it. */
+  origin: string;
+  /**
+   * A real HTTP request to the Worker. Not `dispatchFetch`: that streams every body without a
+   * Content-Length, and how the tunnel treats a declared length is part of what is tested.
+   */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Lines the Worker wrote to stdout and stderr. */
   logs: string[];
   dispose(): Promise<void>;
@@ -50,9 +53,10 @@ export async function startWorker(vars: Record<string, string> = {}): Promise<Ru
       collect(stderr);
     },
   });
-  await miniflare.ready;
+  const { origin } = await miniflare.ready;
   return {
-    fetch: (path, init) => miniflare.dispatchFetch(new URL(path, WORKER_ORIGIN), init),
+    origin,
+    fetch: (path, init) => fetch(new URL(path, origin), init),
     logs,
     dispose: () => miniflare.dispose(),
   };

@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+
+import { contentEncodingOf, returnedResponseHeaders, upstreamRequestHeaders } from "./header-policy.server";
+
+describe("upstreamRequestHeaders", () => {
+  const client = new Headers({
+    cookie: "session=secret",
+    authorization: "Bearer secret",
+    "x-api-key": "secret",
+    "cf-connecting-ip": "203.0.113.7",
+    "x-forwarded-for": "198.51.100.1",
+    "user-agent": "Mozilla/5.0 Test",
+    origin: "https://app.example.com",
+    referer: "https://app.example.com/page",
+    "sec-ch-ua": '"Chromium";v="156"',
+    "sec-ch-ua-platform": '"Linux"',
+    "content-type": "text/plain;charset=UTF-8",
+    host: "app.example.com",
+  });
+
+  it("sends the client's identity and IP, and no first-party header", () => {
+    const headers = Object.fromEntries(upstreamRequestHeaders(client, "identity", 123));
+    expect(headers).toEqual({
+      "content-type": "application/x-sentry-envelope",
+      "content-length": "123",
+      "user-agent": "Mozilla/5.0 Test",
+      origin: "https://app.example.com",
+      referer: "https://app.example.com/page",
+      "sec-ch-ua": '"Chromium";v="156"',
+      "sec-ch-ua-platform": '"Linux"',
+      "x-forwarded-for": "203.0.113.7",
+      "x-sentry-forwarded-for": "203.0.113.7",
+    });
+  });
+
+  it("keeps the body's encoding and leaves out an unknown length", () => {
+    const headers = upstreamRequestHeaders(new Headers(), "gzip", undefined);
+    expect(headers.get("content-encoding")).toBe("gzip");
+    expect(headers.has("content-length")).toBe(false);
+    expect(headers.has("x-forwarded-for")).toBe(false);
+  });
+});
+
+describe("returnedResponseHeaders", () => {
+  it("passes on what the SDK's back-off reads, and nothing that would act on our domain", () => {
+    const upstream = new Headers({
+      "content-type": "application/json",
+      "retry-after": "60",
+      "x-sentry-rate-limits": "60:error;transaction:organization",
+      "strict-transport-security": "max-age=31536000; includeSubDomains; preload",
+      "set-cookie": "sentry=1",
+      "access-control-allow-origin": "*",
+      server: "nginx",
+    });
+    expect(Object.fromEntries(returnedResponseHeaders(upstream))).toEqual({
+      "content-type": "application/json",
+      "retry-after": "60",
+      "x-sentry-rate-limits": "60:error;transaction:organization",
+    });
+  });
+});
+
+describe("contentEncodingOf", () => {
+  it.each([
+    [null, "identity"],
+    ["identity", "identity"],
+    ["gzip", "gzip"],
+    [" GZIP ", "gzip"],
+    ["deflate", "deflate"],
+    ["br", undefined],
+    ["gzip, gzip", undefined],
+    ["compress", undefined],
+    ["zstd", undefined],
+  ])("reads %j as %j", (value, expected) => {
+    const headers = new Headers();
+    if (value !== null) headers.set("content-encoding", value);
+    expect(contentEncodingOf(headers)).toBe(expected);
+  });
+});

@@ -1,0 +1,352 @@
+import { randomBytes } from "node:crypto";
+import { request as httpRequest } from "node:http";
+import { deflateSync, gzipSync } from "node:zlib";
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+
+import { eventually, FakeIngest } from "../support/fake-ingest";
+import { freePort } from "../support/wrangler-dev";
+import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
+
+const SELF_HOSTED_DSN = "http://fedcba9876543210fedcba9876543210@sentry.example.com/base/77";
+const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
+const MiB = 1024 * 1024;
+
+function envelope(items: Buffer | string = '{"type":"event"}\n{"message":"hello"}\n', dsn = APP_DSN): Buffer {
+  return Buffer.concat([Buffer.from(`${JSON.stringify({ dsn, event_id: "feedfacefeedfacefeedfacefeedface" })}\n`), Buffer.from(items)]);
+}
+
+/** An attachment item of `size` random bytes: binary, not valid UTF-8, like a compressed replay. */
+function attachmentEnvelope(size: number): Buffer {
+  const payload = randomBytes(size);
+  return envelope(Buffer.concat([Buffer.from(`{"type":"attachment","length":${size}}\n`), payload, Buffer.from("\n")]));
+}
+
+function post(worker: RunningWorker, body: Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}, path = TUNNEL) {
+  return worker.fetch(path, {
+    method: "POST",
+    body,
+    headers,
+    ...(body instanceof ReadableStream ? { duplex: "half" } : {}),
+  });
+}
+
+function tunnelLogs(worker: RunningWorker): Record<string, unknown>[] {
+  return worker.logs.filter((line) => line.startsWith('{"event":"tunnel"')).map((line) => JSON.parse(line));
+}
+
+describe("the /monitoring tunnel in workerd", () => {
+  let ingest: FakeIngest;
+  let worker: RunningWorker;
+  beforeAll(async () => {
+    ingest = await FakeIngest.start();
+    worker = await startWorker({
+      SENTRY_DSN: APP_DSN,
+      TUNNEL_ALLOWED_DSNS: SELF_HOSTED_DSN,
+      TUNNEL_ALLOWED_ORIGINS: "https://partner.example.com",
+      TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
+      TUNNEL_UPSTREAM_TIMEOUT_MS: "2000",
+    });
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await ingest?.stop();
+  });
+  beforeEach(() => ingest.reset());
+
+  describe("delivery", () => {
+    it("delivers a text envelope byte for byte to the DSN's ingest, and passes Sentry's answer back", async () => {
+      const body = envelope();
+      const response = await post(worker, body, { "content-type": "text/plain;charset=UTF-8" });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toBe("application/json");
+      expect(await response.json()).toEqual({ id: "0123456789abcdef0123456789abcdef" });
+      expect(ingest.deliveries).toHaveLength(1);
+      const [delivery] = ingest.deliveries;
+      expect(delivery!.url).toBe("/api/4502/envelope/?hsts=0");
+      expect(delivery!.headers["content-type"]).toBe("application/x-sentry-envelope");
+      expect(delivery!.headers["content-length"]).toBe(String(body.length));
+      expect(delivery!.body.equals(body)).toBe(true);
+    });
+
+    it("delivers binary items unchanged", async () => {
+      const body = attachmentEnvelope(200_000);
+      expect((await post(worker, body)).status).toBe(200);
+      expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
+    });
+
+    it.each([
+      ["gzip", gzipSync],
+      ["deflate", deflateSync],
+    ] as const)("forwards a %s body still compressed, with its encoding", async (encoding, compress) => {
+      const body = compress(attachmentEnvelope(300_000));
+      const response = await post(worker, body, { "content-encoding": encoding });
+      expect(response.status).toBe(200);
+      const [delivery] = ingest.deliveries;
+      expect(delivery!.headers["content-encoding"]).toBe(encoding);
+      expect(delivery!.body.equals(body)).toBe(true);
+    });
+
+    it("delivers a body sent without a length", async () => {
+      const body = attachmentEnvelope(500_000);
+      const response = await post(worker, streamOf(body, 64 * 1024));
+      expect(response.status).toBe(200);
+      expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
+    });
+
+    it("sends a self-hosted DSN's envelope to its own path", async () => {
+      const body = envelope(undefined, SELF_HOSTED_DSN);
+      expect((await post(worker, body, {}, "/monitoring?p=77")).status).toBe(200);
+      expect(ingest.deliveries[0]!.url).toBe("/base/api/77/envelope/");
+    });
+
+    it("streams a 15 MiB envelope through whole", async () => {
+      const body = attachmentEnvelope(15 * MiB);
+      const response = await post(worker, body);
+      expect(response.status).toBe(200);
+      expect(ingest.deliveries).toHaveLength(1);
+      expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
+    });
+
+    it("lets a listed partner origin and a request without Origin through", async () => {
+      expect((await post(worker, envelope(), { origin: "https://partner.example.com" })).status).toBe(200);
+      expect((await post(worker, envelope(), { origin: worker.origin })).status).toBe(200);
+      expect((await post(worker, envelope())).status).toBe(200);
+      expect(ingest.deliveries).toHaveLength(3);
+    });
+  });
+
+  describe("headers", () => {
+    it("forwards the client's IP and browser headers, never its cookies or credentials", async () => {
+      await post(worker, envelope(), {
+        cookie: "session=first-party-secret",
+        authorization: "Bearer first-party-secret",
+        "cf-connecting-ip": "203.0.113.9",
+        "user-agent": "Mozilla/5.0 (tunnel test)",
+        referer: `${worker.origin}/page`,
+        "sec-ch-ua-mobile": "?0",
+      });
+      const { headers } = ingest.deliveries[0]!;
+      expect(headers["x-forwarded-for"]).toBe("203.0.113.9");
+      expect(headers["x-sentry-forwarded-for"]).toBe("203.0.113.9");
+      expect(headers["user-agent"]).toBe("Mozilla/5.0 (tunnel test)");
+      expect(headers.referer).toBe(`${worker.origin}/page`);
+      expect(headers["sec-ch-ua-mobile"]).toBe("?0");
+      expect(JSON.stringify(headers)).not.toContain("first-party-secret");
+    });
+
+    it("passes a 429 with its rate-limit headers on, so the SDK backs off", async () => {
+      ingest.respondWith((_request, response) => {
+        response.writeHead(429, {
+          "content-type": "application/json",
+          "retry-after": "60",
+          "x-sentry-rate-limits": "60:error:organization",
+        });
+        response.end('{"detail":"rate limited"}');
+      });
+      const response = await post(worker, envelope());
+      expect(response.status).toBe(429);
+      expect(response.headers.get("retry-after")).toBe("60");
+      expect(response.headers.get("x-sentry-rate-limits")).toBe("60:error:organization");
+      expect(await response.text()).toBe('{"detail":"rate limited"}');
+    });
+
+    it("passes a 5xx on as it is", async () => {
+      ingest.respondWith((_request, response) => {
+        response.writeHead(503, { "content-type": "text/plain" });
+        response.end("busy");
+      });
+      const response = await post(worker, envelope());
+      expect(response.status).toBe(503);
+      expect(await response.text()).toBe("busy");
+    });
+
+    it("does not let Sentry set HSTS or cookies on our domain", async () => {
+      ingest.respondWith((_request, response) => {
+        response.writeHead(200, {
+          "content-type": "application/json",
+          "strict-transport-security": "max-age=31536000; includeSubDomains",
+          "set-cookie": "tracker=1; Domain=localhost",
+          "access-control-allow-origin": "*",
+        });
+        response.end("{}");
+      });
+      const response = await post(worker, envelope());
+      expect(response.status).toBe(200);
+      expect(response.headers.get("strict-transport-security")).toBeNull();
+      expect(response.headers.get("set-cookie")).toBeNull();
+      expect(response.headers.get("access-control-allow-origin")).toBeNull();
+    });
+  });
+
+  describe("rejections, none of which reach Sentry", () => {
+    const cases: [string, () => Promise<Response>, number, string][] = [
+      ["GET", () => worker.fetch(TUNNEL), 405, "method_not_allowed"],
+      ["PUT", () => worker.fetch(TUNNEL, { method: "PUT", body: envelope() }), 405, "method_not_allowed"],
+      ["a query without a project", () => post(worker, envelope(), {}, "/monitoring?o=4501"), 400, "invalid_query"],
+      ["a host smuggled into the org", () => post(worker, envelope(), {}, "/monitoring?o=4501.evil.example&p=4502"), 400, "invalid_query"],
+      ["an unknown query key", () => post(worker, envelope(), {}, `${TUNNEL}&url=http://evil.example`), 400, "invalid_query"],
+      ["a foreign Origin", () => post(worker, envelope(), { origin: "https://evil.example" }), 403, "origin_not_allowed"],
+      ["a declared length over the maximum", () => startUpload(worker, 21 * MiB), 413, "envelope_too_large"],
+      ["brotli", () => post(worker, envelope(), { "content-encoding": "br" }), 415, "unsupported_encoding"],
+      ["an empty body", () => post(worker, Buffer.alloc(0)), 400, "empty_envelope"],
+      ["no newline within 64 KiB", () => post(worker, Buffer.alloc(70_000, 0x61)), 400, "header_too_long"],
+      ["a header that is not JSON", () => post(worker, Buffer.from("hello\n{}\n")), 400, "header_not_json"],
+      ["a header without a DSN", () => post(worker, Buffer.from('{"event_id":"1"}\n{}\n')), 400, "dsn_missing"],
+      ["a DSN that does not parse", () => post(worker, Buffer.from('{"dsn":"not a dsn"}\n{}\n')), 400, "dsn_invalid"],
+      ["a body that is not gzip", () => post(worker, envelope(), { "content-encoding": "gzip" }), 400, "bad_compression"],
+      [
+        "a DSN that is not allowed",
+        () => post(worker, envelope(undefined, "https://0123456789abcdef0123456789abcdef@o666.ingest.us.sentry.io/4502"), {}, "/monitoring?o=666&p=4502&r=us"),
+        403,
+        "dsn_not_allowed",
+      ],
+      ["a query for another project", () => post(worker, envelope(), {}, "/monitoring?o=4501&p=1&r=us"), 403, "query_mismatch"],
+      ["a query for another region", () => post(worker, envelope(), {}, "/monitoring?o=4501&p=4502&r=de"), 403, "query_mismatch"],
+    ];
+
+    it.each(cases)("%s is refused", async (_name, send, status, reason) => {
+      const response = await send();
+      expect(response.status).toBe(status);
+      expect(response.headers.get("content-type")).toBe("application/json");
+      const body = (await response.json()) as { error: string; reason: string };
+      expect(body.reason).toBe(reason);
+      expect(body.error.length).toBeGreaterThan(20);
+      if (status === 405) expect(response.headers.get("allow")).toBe("POST");
+      expect(ingest.arrivals).toBe(0);
+    });
+
+    it("stops a body of unknown length at the maximum, and nothing reaches Sentry whole", async () => {
+      const response = await post(worker, streamOf(attachmentEnvelope(21 * MiB), 256 * 1024));
+      expect(response.status).toBe(413);
+      expect(((await response.json()) as { reason: string }).reason).toBe("envelope_too_large");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(ingest.deliveries).toHaveLength(0);
+    });
+  });
+
+  describe("upstream failures", () => {
+    it("does not follow a redirect from upstream, and answers 502", async () => {
+      ingest.respondWith((_request, response) => {
+        response.writeHead(307, { location: `${ingest.origin}/followed` });
+        response.end();
+      });
+      const response = await post(worker, envelope());
+      expect(response.status).toBe(502);
+      expect(((await response.json()) as { reason: string }).reason).toBe("upstream_redirect");
+      expect(ingest.deliveries.map((delivery) => delivery.url)).toEqual(["/api/4502/envelope/?hsts=0"]);
+    });
+
+    it("answers 504 when Sentry does not answer in time", async () => {
+      ingest.respondWith(() => {});
+      const response = await post(worker, envelope());
+      expect(response.status).toBe(504);
+      expect(((await response.json()) as { reason: string }).reason).toBe("upstream_timeout");
+    });
+
+    it("answers 502 when Sentry cannot be reached", async () => {
+      const closed = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: `http://127.0.0.1:${await freePort()}` });
+      try {
+        const response = await post(closed, envelope());
+        expect(response.status).toBe(502);
+        expect(((await response.json()) as { reason: string }).reason).toBe("upstream_unreachable");
+      } finally {
+        await closed.dispose();
+      }
+    });
+  });
+
+  describe("a client that goes away", () => {
+    it.each([
+      ["with a declared length", true],
+      ["sending chunks of unknown length", false],
+    ])("leaves nothing delivered when it drops mid-upload %s, and the next request works", async (_name, declared) => {
+      const body = attachmentEnvelope(4 * MiB);
+      await new Promise<void>((resolve) => {
+        const request = httpRequest(new URL(TUNNEL, worker.origin), {
+          method: "POST",
+          headers: declared ? { "content-length": String(body.length) } : {},
+        });
+        request.on("error", () => resolve());
+        request.write(body.subarray(0, 1 * MiB), () => {
+          setTimeout(() => {
+            request.destroy();
+            resolve();
+          }, 300);
+        });
+      });
+      await eventually(() => ingest.arrivals === 1 && ingest.unfinished === 1);
+      expect(ingest.deliveries).toHaveLength(0);
+
+      const next = envelope();
+      expect((await post(worker, next)).status).toBe(200);
+      await eventually(() => ingest.deliveries.length === 1);
+      expect(ingest.deliveries[0]!.body.equals(next)).toBe(true);
+    });
+  });
+
+  describe("the log line", () => {
+    it("says what happened to each request, without the DSN key, the IP or cookies", async () => {
+      worker.logs.length = 0;
+      await post(worker, envelope(), { "cf-connecting-ip": "203.0.113.44", cookie: "session=log-secret" });
+      await post(worker, envelope(), { origin: "https://evil.example" });
+      await eventually(() => tunnelLogs(worker).length === 2);
+      const [forwarded, rejected] = tunnelLogs(worker);
+      expect(forwarded).toMatchObject({
+        event: "tunnel",
+        outcome: "forwarded",
+        reason: null,
+        status: 200,
+        org: "4501",
+        project: "4502",
+        region: "us",
+        bytes: envelope().length,
+        upstream_status: 200,
+      });
+      expect(typeof forwarded!.duration_ms).toBe("number");
+      expect(rejected).toMatchObject({ outcome: "rejected", reason: "origin_not_allowed", status: 403, upstream_status: null });
+      const all = worker.logs.join("\n");
+      expect(all).not.toContain("0123456789abcdef0123456789abcdef");
+      expect(all).not.toContain("203.0.113.44");
+      expect(all).not.toContain("log-secret");
+    });
+  });
+});
+
+/**
+ * Declares `length` bytes, sends only the first line of an envelope, and returns whatever the
+ * Worker answers before the rest would have come.
+ */
+async function startUpload(worker: RunningWorker, length: number): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(new URL(TUNNEL, worker.origin), {
+      method: "POST",
+      headers: { "content-length": String(length) },
+    });
+    request.on("error", reject);
+    request.on("response", (incoming) => {
+      const chunks: Buffer[] = [];
+      incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
+      incoming.on("end", () => {
+        request.destroy();
+        const headers = new Headers(incoming.headers as Record<string, string>);
+        resolve(new Response(Buffer.concat(chunks), { status: incoming.statusCode, headers }));
+      });
+    });
+    request.write(envelope().subarray(0, 40));
+  });
+}
+
+function streamOf(bytes: Buffer, chunkSize = 64 * 1024): ReadableStream<Uint8Array> {
+  let offset = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (offset >= bytes.length) {
+        controller.close();
+        return;
+      }
+      controller.enqueue(new Uint8Array(bytes.subarray(offset, offset + chunkSize)));
+      offset += chunkSize;
+    },
+  });
+}
