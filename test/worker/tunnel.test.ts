@@ -22,12 +22,11 @@ function attachmentEnvelope(size: number): Buffer {
   return envelope(Buffer.concat([Buffer.from(`{"type":"attachment","length":${size}}\n`), payload, Buffer.from("\n")]));
 }
 
-function post(worker: RunningWorker, body: Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}, path = TUNNEL) {
+function post(worker: RunningWorker, body: Buffer | ReadableStream<Uint8Array<ArrayBuffer>>, headers: Record<string, string> = {}, path = TUNNEL) {
   return worker.fetch(path, {
     method: "POST",
-    body,
     headers,
-    ...(body instanceof ReadableStream ? { duplex: "half" } : {}),
+    ...(body instanceof ReadableStream ? { body, duplex: "half" } : { body: new Uint8Array(body) }),
   });
 }
 
@@ -182,7 +181,7 @@ describe("the /monitoring tunnel in workerd", () => {
   describe("rejections, none of which reach Sentry", () => {
     const cases: [string, () => Promise<Response>, number, string][] = [
       ["GET", () => worker.fetch(TUNNEL), 405, "method_not_allowed"],
-      ["PUT", () => worker.fetch(TUNNEL, { method: "PUT", body: envelope() }), 405, "method_not_allowed"],
+      ["PUT", () => worker.fetch(TUNNEL, { method: "PUT", body: new Uint8Array(envelope()) }), 405, "method_not_allowed"],
       ["a query without a project", () => post(worker, envelope(), {}, "/monitoring?o=4501"), 400, "invalid_query"],
       ["a host smuggled into the org", () => post(worker, envelope(), {}, "/monitoring?o=4501.evil.example&p=4502"), 400, "invalid_query"],
       ["an unknown query key", () => post(worker, envelope(), {}, `${TUNNEL}&url=http://evil.example`), 400, "invalid_query"],
@@ -337,9 +336,9 @@ async function startUpload(worker: RunningWorker, length: number): Promise<Respo
   });
 }
 
-function streamOf(bytes: Buffer, chunkSize = 64 * 1024): ReadableStream<Uint8Array> {
+function streamOf(bytes: Buffer, chunkSize = 64 * 1024): ReadableStream<Uint8Array<ArrayBuffer>> {
   let offset = 0;
-  return new ReadableStream<Uint8Array>({
+  return new ReadableStream<Uint8Array<ArrayBuffer>>({
     pull(controller) {
       if (offset >= bytes.length) {
         controller.close();
