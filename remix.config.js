@@ -23,6 +23,8 @@ export default {
     v3_relativeSplatPath: true,
     v3_throwAbortReason: true,
     v3_lazyRouteDiscovery: true,
-    v3_singleFetch: true,
+    // Off on purpose: with single fetch, a key press during hydration ends in React error #345
+    // ("Root did not complete"; remix-run/remix#10214), seen here in Chromium under load.
+    v3_singleFetch: false,
   },
 };

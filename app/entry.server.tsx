@@ -3,8 +3,8 @@ import { RemixServer } from "@remix-run/react";
 import { isbot } from "isbot";
 import { renderToReadableStream } from "react-dom/server";
 
-/** Remix rejects deferred data still pending after this; a stalled render is then cut off too. */
-export const streamTimeout = 5_000;
+/** Deferred data still pending after this is rejected, so a stalled render cannot hold the connection. */
+const ABORT_DELAY_MS = 5_000;
 
 export default async function handleRequest(
   request: Request,
@@ -15,9 +15,9 @@ export default async function handleRequest(
 ) {
   let status = responseStatusCode;
   const body = await renderToReadableStream(
-    <RemixServer context={remixContext} url={request.url} />,
+    <RemixServer context={remixContext} url={request.url} abortDelay={ABORT_DELAY_MS} />,
     {
-      signal: AbortSignal.timeout(streamTimeout + 1_000),
+      signal: AbortSignal.timeout(ABORT_DELAY_MS + 1_000),
       onError(error: unknown) {
         // Errors after the shell has been sent cannot change the status; log them for the operator.
         status = 500;

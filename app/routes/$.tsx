@@ -1,11 +1,11 @@
-import { data, type MetaFunction } from "@remix-run/cloudflare";
+import { json, type MetaFunction } from "@remix-run/cloudflare";
 import { Link, useLocation } from "@remix-run/react";
 
 export const meta: MetaFunction = () => [{ title: "Page not found · Edge Monitoring Tunnel" }];
 
 /** Every path no other route claims: a real 404 status, not a 200 page that says "not found". */
 export function loader() {
-  return data(null, { status: 404 });
+  return json(null, { status: 404 });
 }
 
 export default function NotFound() {
