@@ -12,6 +12,7 @@ describe("readConfig", () => {
       environment: "production",
       tracesSampleRate: 1,
       tracePropagationTargets: [],
+      workerEnvelopeUrl: undefined,
     });
     expect(config.tunnel.maxEnvelopeBytes).toBe(20_971_520);
     expect(config.tunnel.upstreamTimeoutMs).toBe(30_000);
@@ -29,6 +30,7 @@ describe("readConfig", () => {
       "http://127.0.0.1:8969/api/2/envelope/?hsts=0",
       "http://127.0.0.1:8969/api/7/envelope/",
     ]);
+    expect(config.sentry.workerEnvelopeUrl).toBe("http://127.0.0.1:8969/api/2/envelope/?hsts=0");
   });
 
   it("normalises origins", () => {

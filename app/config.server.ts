@@ -15,6 +15,8 @@ export interface SentryConfig {
   tracesSampleRate: number;
   /** Origins beyond the app's own that receive `sentry-trace` and `baggage`. */
   tracePropagationTargets: readonly string[];
+  /** Development and tests: where the Worker's own SDK sends, instead of Sentry (`TUNNEL_UPSTREAM_ORIGIN`). */
+  workerEnvelopeUrl: string | undefined;
 }
 
 export interface TunnelConfig {
@@ -66,6 +68,7 @@ export function readConfig(env: Partial<ConfigEnv>): AppConfig {
     const allowed = allowedDsnFrom(dsn, upstreamOrigin);
     allowedDsns.set(allowed.key, allowed);
   }
+  const ownAllowed = ownDsn ? allowedDsns.get(dsnToString(ownDsn)) : undefined;
 
   return {
     sentry: {
@@ -75,6 +78,7 @@ export function readConfig(env: Partial<ConfigEnv>): AppConfig {
       tracePropagationTargets: list(env.SENTRY_TRACE_PROPAGATION_TARGETS).map((value) =>
         origin("SENTRY_TRACE_PROPAGATION_TARGETS", value),
       ),
+      workerEnvelopeUrl: upstreamOrigin ? ownAllowed?.upstreamUrl : undefined,
     },
     tunnel: {
       allowedDsns,

@@ -1,6 +1,21 @@
-import { RemixBrowser } from "@remix-run/react";
-import { StrictMode } from "react";
+import { RemixBrowser, useLocation, useMatches } from "@remix-run/react";
+import { browserTracingIntegration, init } from "@sentry/remix";
+import { StrictMode, useEffect } from "react";
 import { hydrateRoot } from "react-dom/client";
+
+import { BROWSER_TRACING_TIMEOUTS, browserSentryOptions } from "./monitoring/browser-options";
+import { readMonitoringSettings } from "./monitoring/settings-script";
+import { observedFetchTransport } from "./monitoring/observed-transport.client";
+
+// Before hydration, so that errors and the pageload of hydration itself are recorded.
+const settings = readMonitoringSettings();
+if (settings) {
+  init({
+    ...browserSentryOptions(settings, window.location.origin),
+    transport: observedFetchTransport,
+    integrations: [browserTracingIntegration({ useEffect, useLocation, useMatches, ...BROWSER_TRACING_TIMEOUTS })],
+  });
+}
 
 // Not inside startTransition: React 18 can then interrupt hydration for a key press, and a Tab
 // pressed while the page is still hydrating ended in React error #345 ("Root did not complete").

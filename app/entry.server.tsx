@@ -1,10 +1,14 @@
 import type { AppLoadContext, EntryContext } from "@remix-run/cloudflare";
 import { RemixServer } from "@remix-run/react";
+import { sentryHandleError } from "@sentry/remix/cloudflare";
 import { isbot } from "isbot";
 import { renderToReadableStream } from "react-dom/server";
 
 /** Deferred data still pending after this is rejected, so a stalled render cannot hold the connection. */
 const ABORT_DELAY_MS = 5_000;
+
+/** Errors from loaders, actions and rendering go to Sentry; thrown Responses (404s, redirects) do not. */
+export const handleError = sentryHandleError;
 
 export default async function handleRequest(
   request: Request,

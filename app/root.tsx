@@ -8,10 +8,16 @@ import {
   Scripts,
   ScrollRestoration,
   useRouteError,
+  useRouteLoaderData,
 } from "@remix-run/react";
+import { getTraceData } from "@sentry/core";
+import { withSentry } from "@sentry/remix";
 import type { ReactNode } from "react";
 
-import { monitoringSummary } from "./monitoring-summary.server";
+import { browserMonitoringSettings } from "./monitoring/browser-settings.server";
+import { ErrorReference } from "./monitoring/error-reference";
+import { monitoringSummary } from "./monitoring/monitoring-summary.server";
+import { MonitoringSettingsScript } from "./monitoring/settings-script";
 import stylesheet from "./styles/app.css";
 
 export const links: LinksFunction = () => [
@@ -19,16 +25,26 @@ export const links: LinksFunction = () => [
   { rel: "icon", href: "/favicon.svg", type: "image/svg+xml" },
 ];
 
-export const meta: MetaFunction = () => [
-  { title: "Edge Monitoring Tunnel" },
-  { name: "description", content: "A Remix app on Cloudflare Workers that reports to Sentry through its own origin." },
-];
-
 export function loader({ context }: LoaderFunctionArgs) {
-  return { monitoring: monitoringSummary(context.config.sentry) };
+  // The page's pageload transaction continues the trace of the request that rendered it.
+  const trace = getTraceData();
+  return {
+    monitoring: monitoringSummary(context.config.sentry),
+    sentry: browserMonitoringSettings(context.config.sentry),
+    sentryTrace: trace["sentry-trace"],
+    sentryBaggage: trace.baggage,
+  };
 }
 
+export const meta: MetaFunction<typeof loader> = ({ data }) => [
+  { title: "Edge Monitoring Tunnel" },
+  { name: "description", content: "A Remix app on Cloudflare Workers that reports to Sentry through its own origin." },
+  ...(data?.sentryTrace ? [{ name: "sentry-trace", content: data.sentryTrace }] : []),
+  ...(data?.sentryBaggage ? [{ name: "baggage", content: data.sentryBaggage }] : []),
+];
+
 export function Layout({ children }: { children: ReactNode }) {
+  const root = useRouteLoaderData<typeof loader>("root");
   return (
     <html lang="en">
       <head>
@@ -53,15 +69,19 @@ export function Layout({ children }: { children: ReactNode }) {
           {children}
         </main>
         <ScrollRestoration />
+        <MonitoringSettingsScript settings={root?.sentry} />
         <Scripts />
       </body>
     </html>
   );
 }
 
-export default function App() {
+function App() {
   return <Outlet />;
 }
+
+/** Names pageload and navigation transactions after the matched route. */
+export default withSentry(App);
 
 export function ErrorBoundary() {
   const error = useRouteError();
@@ -71,6 +91,7 @@ export function ErrorBoundary() {
       <p className="eyebrow">Error {status}</p>
       <h1 id="error-title">Something went wrong</h1>
       <p>The page could not be shown. The problem has been recorded; trying again in a moment usually helps.</p>
+      <ErrorReference error={error} />
       <p>
         <Link to="/" className="button">
           Go to the home page

@@ -1,8 +1,13 @@
 import { env as startupEnv } from "cloudflare:workers";
 import { createRequestHandler, type ServerBuild } from "@remix-run/cloudflare";
 import * as build from "@remix-run/dev/server-build";
+import { withSentry, wrapRequestHandler } from "@sentry/cloudflare";
+import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
+import { workerSentryOptions } from "../app/monitoring/worker-options.server";
+import { TUNNEL_PATH } from "../app/tunnel/tunnel-path";
+import { handleTunnelRequest } from "../app/tunnel/tunnel.server";
 
 /**
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and
@@ -10,10 +15,31 @@ import { readConfig } from "../app/config.server";
  */
 const config = readConfig(startupEnv);
 
-const handleRemixRequest = createRequestHandler(build as unknown as ServerBuild, build.mode);
+const handleRemixRequest = createRequestHandler(instrumentBuild(build as unknown as ServerBuild), build.mode);
 
-export default {
+const app = withSentry(() => workerSentryOptions(config), {
   fetch(request, env, ctx) {
     return handleRemixRequest(request, { env, ctx, config });
   },
+} satisfies ExportedHandler<Env>);
+
+export default {
+  fetch(request, env, ctx) {
+    // Envelopes skip Sentry's request instrumentation (a client per request, a span, a copy of
+    // text bodies) and Remix's router: they are most of the traffic, and none of that serves
+    // them. `/monitoring/` still reaches the same tunnel through the Remix route.
+    if (new URL(request.url).pathname === TUNNEL_PATH) {
+      return handleTunnelRequest(request, config.tunnel, {
+        reportError: (error) => ctx.waitUntil(reportTunnelBug(error, request, ctx)),
+      });
+    }
+    return app.fetch!(request, env, ctx);
+  },
 } satisfies ExportedHandler<Env>;
+
+/** Reports straight to Sentry (or the development origin), never through the tunnel it is about. */
+function reportTunnelBug(error: unknown, request: Request, ctx: ExecutionContext): Promise<unknown> {
+  return wrapRequestHandler({ options: workerSentryOptions(config), request, context: ctx }, () => {
+    throw error;
+  }).catch(() => undefined);
+}

@@ -1,10 +1,12 @@
 import { useRouteLoaderData } from "@remix-run/react";
 
+import { useTunnelAnswers } from "../monitoring/tunnel-status";
 import type { loader as rootLoader } from "../root";
 
 export default function Home() {
   const root = useRouteLoaderData<typeof rootLoader>("root");
   const monitoring = root?.monitoring;
+  const answer = useTunnelAnswers().at(-1);
   return (
     <>
       <section className="intro">
@@ -26,6 +28,18 @@ export default function Home() {
             <dd>{monitoring.region ?? "default"}</dd>
             <dt>Environment</dt>
             <dd>{monitoring.environment}</dd>
+            <dt>Release</dt>
+            <dd>
+              <code title={monitoring.release}>{monitoring.release.slice(0, 7)}</code>
+            </dd>
+            <dt>Tunnel</dt>
+            <dd data-testid="tunnel-status">
+              {answer === undefined
+                ? "no envelope sent yet"
+                : answer.status === undefined
+                  ? "the last envelope got no answer"
+                  : `answered ${answer.status} to the last envelope`}
+            </dd>
           </dl>
         ) : (
           <p>

@@ -1,13 +1,17 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/cloudflare";
+import { captureException } from "@sentry/remix/cloudflare";
 
 import { handleTunnelRequest } from "../tunnel/tunnel.server";
 
-/** The same-origin Sentry tunnel. All of its logic lives in `app/tunnel`; this only wires it in. */
-export function action({ request, context }: ActionFunctionArgs) {
-  return handleTunnelRequest(request, context.config.tunnel);
+/**
+ * The tunnel as a Remix resource route. `worker/index.ts` answers `/monitoring` itself, ahead of
+ * Remix; this route answers `/monitoring/`, with the same core and so the same behaviour.
+ */
+function tunnel({ request, context }: ActionFunctionArgs | LoaderFunctionArgs) {
+  return handleTunnelRequest(request, context.config.tunnel, { reportError: (error) => captureException(error) });
 }
 
+export const action = tunnel;
+
 /** Other methods reach the loader; the tunnel answers them with 405. */
-export function loader({ request, context }: LoaderFunctionArgs) {
-  return handleTunnelRequest(request, context.config.tunnel);
-}
+export const loader = tunnel;

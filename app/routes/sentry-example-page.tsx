@@ -1,20 +1,176 @@
-import type { MetaFunction } from "@remix-run/cloudflare";
-import { Link } from "@remix-run/react";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/cloudflare";
+// `redirect` from here, not from the server runtime: the browser's button throws one too.
+import { Form, json, Link, redirect, useLoaderData, useRouteLoaderData } from "@remix-run/react";
+import { lastEventId, logger } from "@sentry/remix";
+import { useState } from "react";
+
+import { currentTunnelSequence, useTunnelAnswers, type TunnelAnswer } from "../monitoring/tunnel-status";
+import type { loader as rootLoader } from "../root";
 
 export const meta: MetaFunction = () => [{ title: "Self-test · Edge Monitoring Tunnel" }];
 
+const SPOTLIGHT_URL = "http://localhost:8969";
+
+export function loader({ request }: LoaderFunctionArgs) {
+  return { redirected: new URL(request.url).searchParams.get("redirected") };
+}
+
+/** The server side of the self-test: a failing action, and a redirect thrown as Remix code does. */
+export async function action({ request }: ActionFunctionArgs) {
+  const intent = (await request.formData()).get("intent");
+  if (intent === "server-error") throw new Error("Self-test: an error thrown in a server action");
+  if (intent === "redirect") throw redirect("/sentry-example-page?redirected=server");
+  return json({ error: "Unknown self-test" }, { status: 400 });
+}
+
+interface Trial {
+  title: string;
+  /** What the page expects to happen, in a sentence. */
+  expected: string;
+  since: number;
+  /** The answer to wait for, if the trial sends anything. */
+  awaits?: (answer: TunnelAnswer) => boolean;
+  eventId?: string;
+}
+
 export default function SelfTest() {
+  const { redirected } = useLoaderData<typeof loader>();
+  const environment = useRouteLoaderData<typeof rootLoader>("root")?.sentry?.environment;
+  const answers = useTunnelAnswers();
+  const [trial, setTrial] = useState<Trial>();
+
+  function start(next: Omit<Trial, "since">) {
+    const since = currentTunnelSequence();
+    // After the current event handler: an error thrown by it is captured only once it has left.
+    setTimeout(() => setTrial({ ...next, since, eventId: next.eventId ?? (next.awaits ? lastEventId() : undefined) }));
+  }
+
+  const answer = trial?.awaits && answers.find((candidate) => candidate.sequence > trial.since && trial.awaits?.(candidate));
+
   return (
     <section className="card" aria-labelledby="self-test-title">
       <h1 id="self-test-title">Self-test</h1>
-      <p>Each action below makes the app fail on purpose, so you can see the failure arrive in Sentry.</p>
+      <p>
+        Each button makes the app fail on purpose, so you can watch the failure arrive in Sentry — or, for the
+        filtered ones, not arrive.
+        {environment === "development" && (
+          <>
+            {" "}
+            Locally, everything lands in <a href={SPOTLIGHT_URL}>Spotlight</a>.
+          </>
+        )}
+      </p>
+      {redirected && (
+        <p role="status" className="notice">
+          Redirected by the {redirected === "server" ? "server" : "browser"}. Thrown redirects are never reported.
+        </p>
+      )}
       <ul className="actions">
+        <li>
+          <button
+            type="button"
+            className="button"
+            onClick={() => {
+              start({
+                title: "Client error",
+                expected: "An error event goes through the tunnel.",
+                awaits: (candidate) => candidate.itemTypes.includes("event"),
+              });
+              throw new Error("Self-test: an error thrown in the browser");
+            }}
+          >
+            Throw a client error
+          </button>
+        </li>
+        <li>
+          <Form method="post" reloadDocument>
+            <input type="hidden" name="intent" value="server-error" />
+            <button type="submit" className="button">
+              Throw a server error
+            </button>
+          </Form>
+        </li>
+        <li>
+          <button
+            type="button"
+            className="button"
+            onClick={() => {
+              logger.info("Self-test: a log from the browser", { page: "sentry-example-page" });
+              start({
+                title: "Log",
+                expected: "The SDK sends buffered logs 5 s after the last one.",
+                awaits: (candidate) => candidate.itemTypes.includes("log"),
+              });
+            }}
+          >
+            Send a log
+          </button>
+        </li>
+        <li>
+          <button
+            type="button"
+            className="button"
+            onClick={() => {
+              // A redirect thrown outside a loader becomes an unhandled rejection: control flow, not a failure.
+              void Promise.reject(redirect("/sentry-example-page?redirected=browser"));
+              start({ title: "Thrown redirect (browser)", expected: "Filtered: nothing is sent." });
+            }}
+          >
+            Throw a redirect in the browser
+          </button>
+        </li>
+        <li>
+          <Form method="post">
+            <input type="hidden" name="intent" value="redirect" />
+            <button type="submit" className="button">
+              Throw a redirect on the server
+            </button>
+          </Form>
+        </li>
+        <li>
+          <button
+            type="button"
+            className="button"
+            onClick={() => {
+              // An aborted fetch left unhandled: the AbortError every navigation-away produces.
+              void fetch(window.location.href, { signal: AbortSignal.abort() });
+              start({ title: "Noisy browser error", expected: "Ignored: nothing is sent." });
+            }}
+          >
+            Trigger a noisy browser error
+          </button>
+        </li>
+        <li>
+          <Link to="/this-page-does-not-exist" className="button">
+            Open a missing page
+          </Link>
+        </li>
         <li>
           <Link to="/sentry-example-page/loader-error" className="button">
             Open a page whose loader throws
           </Link>
         </li>
       </ul>
+      {trial && (
+        <div role="status" className="card outcome" data-testid="self-test-outcome">
+          <h2>{trial.title}</h2>
+          <p>{trial.expected}</p>
+          {trial.eventId && (
+            <p>
+              Event <code data-testid="event-id">{trial.eventId}</code>
+            </p>
+          )}
+          {trial.awaits && (
+            <p data-testid="tunnel-answer">
+              {answer === undefined
+                ? "Waiting for the tunnel…"
+                : answer.status === undefined
+                  ? "The tunnel could not be reached."
+                  : `The tunnel answered ${answer.status}.`}
+            </p>
+          )}
+        </div>
+      )}
     </section>
   );
 }

@@ -14,6 +14,12 @@ export interface ForwardRequest {
   timeoutMs: number;
 }
 
+/**
+ * The runtime's own fetch, taken when this module loads: before Sentry's fetch instrumentation
+ * wraps the global, so a forward adds no breadcrumb, no span and no trace header.
+ */
+const upstreamFetch: typeof fetch = globalThis.fetch.bind(globalThis);
+
 export type ForwardFailure = "upstream_redirect" | "upstream_unreachable" | "upstream_timeout" | "envelope_too_large" | "body_incomplete";
 
 export type ForwardResult = { ok: true; response: Response; bytes: number } | { ok: false; reason: ForwardFailure; bytes: number };
@@ -36,7 +42,7 @@ export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardR
   const body = outgoingBody(forward, upstream);
   let response: Response;
   try {
-    response = await fetch(forward.url, {
+    response = await upstreamFetch(forward.url, {
       method: "POST",
       headers: forward.headers,
       body: body.stream,

@@ -20,6 +20,7 @@ export const REJECTIONS = {
   upstream_redirect: [502, "Sentry answered with a redirect, which the tunnel does not follow."],
   upstream_unreachable: [502, "Sentry could not be reached."],
   upstream_timeout: [504, "Sentry did not answer in time."],
+  internal_error: [500, "The tunnel failed on its own account; the failure has been reported."],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type RejectionReason = keyof typeof REJECTIONS;

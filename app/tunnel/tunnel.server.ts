@@ -29,14 +29,27 @@ interface Handled {
   upstreamStatus: number | null;
 }
 
+export interface TunnelHooks {
+  log?: (line: TunnelLogLine) => void;
+  /** A bug in the tunnel itself; the client gets a 500 either way. */
+  reportError?: (error: unknown) => void;
+}
+
 /** Handles `POST /monitoring?o=&p=[&r=]`: checks the envelope and streams it, unchanged, to Sentry. */
 export async function handleTunnelRequest(
   request: Request,
   config: TunnelConfig,
-  log: (line: TunnelLogLine) => void = logToConsole,
+  { log = logToConsole, reportError }: TunnelHooks = {},
 ): Promise<Response> {
   const started = Date.now();
-  const handled = await tunnel(request, config);
+  let handled: Handled;
+  try {
+    handled = await tunnel(request, config);
+  } catch (error) {
+    reportError?.(error);
+    const reason = "internal_error";
+    handled = { response: rejectionResponse(reason), reason, query: undefined, bytes: null, upstreamStatus: null };
+  }
   const { response, reason, query } = handled;
   const status = response.status;
   log({

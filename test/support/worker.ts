@@ -5,6 +5,8 @@ import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 
+import { fetchOnce } from "./http";
+
 export const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /** A DSN of the Sentry SaaS form, for the app itself. */
@@ -14,8 +16,8 @@ export interface RunningWorker {
   /** Where workerd listens on loopback: the app's own origin, as a browser would see it. */
   origin: string;
   /**
-   * A real HTTP request to the Worker. Not `dispatchFetch`: that streams every body without a
-   * Content-Length, and how the tunnel treats a declared length is part of what is tested.
+   * A real HTTP request to the Worker, on its own connection. Not `dispatchFetch`: that streams
+   * every body without a Content-Length, and how the tunnel treats a declared length is tested.
    */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Lines the Worker wrote to stdout and stderr. */
@@ -56,7 +58,7 @@ export async function startWorker(vars: Record<string, string> = {}): Promise<Ru
   const { origin } = await miniflare.ready;
   return {
     origin,
-    fetch: (path, init) => fetch(new URL(path, origin), init),
+    fetch: (path, init) => fetchOnce(new URL(path, origin), init),
     logs,
     dispose: () => miniflare.dispose(),
   };

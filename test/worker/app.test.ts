@@ -23,9 +23,11 @@ describe("the app in workerd", () => {
 
   it("shows which Sentry project the monitoring panel reports to, without the DSN's key", async () => {
     const html = await (await worker.fetch("/")).text();
-    expect(html).toContain("<dd>4502</dd>");
-    expect(html).toContain("<dd>us</dd>");
-    expect(html).not.toContain("0123456789abcdef0123456789abcdef");
+    const panel = /<section class="card" aria-labelledby="monitoring-title">.*?<\/section>/s.exec(html)?.[0];
+    expect(panel).toContain("<dd>4502</dd>");
+    expect(panel).toContain("<dd>us</dd>");
+    expect(panel).toMatch(/<code title="[0-9a-f]{40}">[0-9a-f]{7}<\/code>/);
+    expect(panel).not.toContain("0123456789abcdef0123456789abcdef");
   });
 
   it("answers an unknown path with a real 404 and a friendly page", async () => {

@@ -9,7 +9,11 @@ import { freePort } from "../support/wrangler-dev";
 import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
 
 const SELF_HOSTED_DSN = "http://fedcba9876543210fedcba9876543210@sentry.example.com/base/77";
-const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
+/** The tunnel's two ways in: the Worker entry's own, and the Remix resource route. */
+const PATHS = [
+  ["the Worker entry", "/monitoring"],
+  ["the Remix route", "/monitoring/"],
+] as const;
 const MiB = 1024 * 1024;
 
 function envelope(items: Buffer | string = '{"type":"event"}\n{"message":"hello"}\n', dsn = APP_DSN): Buffer {
@@ -22,7 +26,7 @@ function attachmentEnvelope(size: number): Buffer {
   return envelope(Buffer.concat([Buffer.from(`{"type":"attachment","length":${size}}\n`), payload, Buffer.from("\n")]));
 }
 
-function post(worker: RunningWorker, body: Buffer | ReadableStream<Uint8Array<ArrayBuffer>>, headers: Record<string, string> = {}, path = TUNNEL) {
+function post(worker: RunningWorker, path: string, body: Buffer | ReadableStream<Uint8Array<ArrayBuffer>>, headers: Record<string, string> = {}) {
   return worker.fetch(path, {
     method: "POST",
     headers,
@@ -34,7 +38,10 @@ function tunnelLogs(worker: RunningWorker): Record<string, unknown>[] {
   return worker.logs.filter((line) => line.startsWith('{"event":"tunnel"')).map((line) => JSON.parse(line));
 }
 
-describe("the /monitoring tunnel in workerd", () => {
+describe.each(PATHS)("the tunnel in workerd, through %s", (_way, base) => {
+  const TUNNEL = `${base}?o=4501&p=4502&r=us`;
+  const at = (query: string) => `${base}?${query}`;
+
   let ingest: FakeIngest;
   let worker: RunningWorker;
   beforeAll(async () => {
@@ -56,7 +63,7 @@ describe("the /monitoring tunnel in workerd", () => {
   describe("delivery", () => {
     it("delivers a text envelope byte for byte to the DSN's ingest, and passes Sentry's answer back", async () => {
       const body = envelope();
-      const response = await post(worker, body, { "content-type": "text/plain;charset=UTF-8" });
+      const response = await post(worker, TUNNEL, body, { "content-type": "text/plain;charset=UTF-8" });
       expect(response.status).toBe(200);
       expect(response.headers.get("content-type")).toBe("application/json");
       expect(await response.json()).toEqual({ id: "0123456789abcdef0123456789abcdef" });
@@ -70,7 +77,7 @@ describe("the /monitoring tunnel in workerd", () => {
 
     it("delivers binary items unchanged", async () => {
       const body = attachmentEnvelope(200_000);
-      expect((await post(worker, body)).status).toBe(200);
+      expect((await post(worker, TUNNEL, body)).status).toBe(200);
       expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
     });
 
@@ -79,7 +86,7 @@ describe("the /monitoring tunnel in workerd", () => {
       ["deflate", deflateSync],
     ] as const)("forwards a %s body still compressed, with its encoding", async (encoding, compress) => {
       const body = compress(attachmentEnvelope(300_000));
-      const response = await post(worker, body, { "content-encoding": encoding });
+      const response = await post(worker, TUNNEL, body, { "content-encoding": encoding });
       expect(response.status).toBe(200);
       const [delivery] = ingest.deliveries;
       expect(delivery!.headers["content-encoding"]).toBe(encoding);
@@ -88,36 +95,36 @@ describe("the /monitoring tunnel in workerd", () => {
 
     it("delivers a body sent without a length", async () => {
       const body = attachmentEnvelope(500_000);
-      const response = await post(worker, streamOf(body, 64 * 1024));
+      const response = await post(worker, TUNNEL, streamOf(body, 64 * 1024));
       expect(response.status).toBe(200);
       expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
     });
 
     it("sends a self-hosted DSN's envelope to its own path", async () => {
       const body = envelope(undefined, SELF_HOSTED_DSN);
-      expect((await post(worker, body, {}, "/monitoring?p=77")).status).toBe(200);
+      expect((await post(worker, at("p=77"), body)).status).toBe(200);
       expect(ingest.deliveries[0]!.url).toBe("/base/api/77/envelope/");
     });
 
     it("streams a 15 MiB envelope through whole", async () => {
       const body = attachmentEnvelope(15 * MiB);
-      const response = await post(worker, body);
+      const response = await post(worker, TUNNEL, body);
       expect(response.status).toBe(200);
       expect(ingest.deliveries).toHaveLength(1);
       expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
     });
 
     it("lets a listed partner origin and a request without Origin through", async () => {
-      expect((await post(worker, envelope(), { origin: "https://partner.example.com" })).status).toBe(200);
-      expect((await post(worker, envelope(), { origin: worker.origin })).status).toBe(200);
-      expect((await post(worker, envelope())).status).toBe(200);
+      expect((await post(worker, TUNNEL, envelope(), { origin: "https://partner.example.com" })).status).toBe(200);
+      expect((await post(worker, TUNNEL, envelope(), { origin: worker.origin })).status).toBe(200);
+      expect((await post(worker, TUNNEL, envelope())).status).toBe(200);
       expect(ingest.deliveries).toHaveLength(3);
     });
   });
 
   describe("headers", () => {
     it("forwards the client's IP and browser headers, never its cookies or credentials", async () => {
-      await post(worker, envelope(), {
+      await post(worker, TUNNEL, envelope(), {
         cookie: "session=first-party-secret",
         authorization: "Bearer first-party-secret",
         "cf-connecting-ip": "203.0.113.9",
@@ -143,7 +150,7 @@ describe("the /monitoring tunnel in workerd", () => {
         });
         response.end('{"detail":"rate limited"}');
       });
-      const response = await post(worker, envelope());
+      const response = await post(worker, TUNNEL, envelope());
       expect(response.status).toBe(429);
       expect(response.headers.get("retry-after")).toBe("60");
       expect(response.headers.get("x-sentry-rate-limits")).toBe("60:error:organization");
@@ -155,7 +162,7 @@ describe("the /monitoring tunnel in workerd", () => {
         response.writeHead(503, { "content-type": "text/plain" });
         response.end("busy");
       });
-      const response = await post(worker, envelope());
+      const response = await post(worker, TUNNEL, envelope());
       expect(response.status).toBe(503);
       expect(await response.text()).toBe("busy");
     });
@@ -170,7 +177,7 @@ describe("the /monitoring tunnel in workerd", () => {
         });
         response.end("{}");
       });
-      const response = await post(worker, envelope());
+      const response = await post(worker, TUNNEL, envelope());
       expect(response.status).toBe(200);
       expect(response.headers.get("strict-transport-security")).toBeNull();
       expect(response.headers.get("set-cookie")).toBeNull();
@@ -182,26 +189,26 @@ describe("the /monitoring tunnel in workerd", () => {
     const cases: [string, () => Promise<Response>, number, string][] = [
       ["GET", () => worker.fetch(TUNNEL), 405, "method_not_allowed"],
       ["PUT", () => worker.fetch(TUNNEL, { method: "PUT", body: new Uint8Array(envelope()) }), 405, "method_not_allowed"],
-      ["a query without a project", () => post(worker, envelope(), {}, "/monitoring?o=4501"), 400, "invalid_query"],
-      ["a host smuggled into the org", () => post(worker, envelope(), {}, "/monitoring?o=4501.evil.example&p=4502"), 400, "invalid_query"],
-      ["an unknown query key", () => post(worker, envelope(), {}, `${TUNNEL}&url=http://evil.example`), 400, "invalid_query"],
-      ["a foreign Origin", () => post(worker, envelope(), { origin: "https://evil.example" }), 403, "origin_not_allowed"],
-      ["a declared length over the maximum", () => startUpload(worker, 21 * MiB), 413, "envelope_too_large"],
-      ["brotli", () => post(worker, envelope(), { "content-encoding": "br" }), 415, "unsupported_encoding"],
-      ["an empty body", () => post(worker, Buffer.alloc(0)), 400, "empty_envelope"],
-      ["no newline within 64 KiB", () => post(worker, Buffer.alloc(70_000, 0x61)), 400, "header_too_long"],
-      ["a header that is not JSON", () => post(worker, Buffer.from("hello\n{}\n")), 400, "header_not_json"],
-      ["a header without a DSN", () => post(worker, Buffer.from('{"event_id":"1"}\n{}\n')), 400, "dsn_missing"],
-      ["a DSN that does not parse", () => post(worker, Buffer.from('{"dsn":"not a dsn"}\n{}\n')), 400, "dsn_invalid"],
-      ["a body that is not gzip", () => post(worker, envelope(), { "content-encoding": "gzip" }), 400, "bad_compression"],
+      ["a query without a project", () => post(worker, at("o=4501"), envelope()), 400, "invalid_query"],
+      ["a host smuggled into the org", () => post(worker, at("o=4501.evil.example&p=4502"), envelope()), 400, "invalid_query"],
+      ["an unknown query key", () => post(worker, `${TUNNEL}&url=http://evil.example`, envelope()), 400, "invalid_query"],
+      ["a foreign Origin", () => post(worker, TUNNEL, envelope(), { origin: "https://evil.example" }), 403, "origin_not_allowed"],
+      ["a declared length over the maximum", () => startUpload(worker, TUNNEL, 21 * MiB), 413, "envelope_too_large"],
+      ["brotli", () => post(worker, TUNNEL, envelope(), { "content-encoding": "br" }), 415, "unsupported_encoding"],
+      ["an empty body", () => post(worker, TUNNEL, Buffer.alloc(0)), 400, "empty_envelope"],
+      ["no newline within 64 KiB", () => post(worker, TUNNEL, Buffer.alloc(70_000, 0x61)), 400, "header_too_long"],
+      ["a header that is not JSON", () => post(worker, TUNNEL, Buffer.from("hello\n{}\n")), 400, "header_not_json"],
+      ["a header without a DSN", () => post(worker, TUNNEL, Buffer.from('{"event_id":"1"}\n{}\n')), 400, "dsn_missing"],
+      ["a DSN that does not parse", () => post(worker, TUNNEL, Buffer.from('{"dsn":"not a dsn"}\n{}\n')), 400, "dsn_invalid"],
+      ["a body that is not gzip", () => post(worker, TUNNEL, envelope(), { "content-encoding": "gzip" }), 400, "bad_compression"],
       [
         "a DSN that is not allowed",
-        () => post(worker, envelope(undefined, "https://0123456789abcdef0123456789abcdef@o666.ingest.us.sentry.io/4502"), {}, "/monitoring?o=666&p=4502&r=us"),
+        () => post(worker, at("o=666&p=4502&r=us"), envelope(undefined, "https://0123456789abcdef0123456789abcdef@o666.ingest.us.sentry.io/4502")),
         403,
         "dsn_not_allowed",
       ],
-      ["a query for another project", () => post(worker, envelope(), {}, "/monitoring?o=4501&p=1&r=us"), 403, "query_mismatch"],
-      ["a query for another region", () => post(worker, envelope(), {}, "/monitoring?o=4501&p=4502&r=de"), 403, "query_mismatch"],
+      ["a query for another project", () => post(worker, at("o=4501&p=1&r=us"), envelope()), 403, "query_mismatch"],
+      ["a query for another region", () => post(worker, at("o=4501&p=4502&r=de"), envelope()), 403, "query_mismatch"],
     ];
 
     it.each(cases)("%s is refused", async (_name, send, status, reason) => {
@@ -216,7 +223,7 @@ describe("the /monitoring tunnel in workerd", () => {
     });
 
     it("stops a body of unknown length at the maximum, and nothing reaches Sentry whole", async () => {
-      const response = await post(worker, streamOf(attachmentEnvelope(21 * MiB), 256 * 1024));
+      const response = await post(worker, TUNNEL, streamOf(attachmentEnvelope(21 * MiB), 256 * 1024));
       expect(response.status).toBe(413);
       expect(((await response.json()) as { reason: string }).reason).toBe("envelope_too_large");
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -230,7 +237,7 @@ describe("the /monitoring tunnel in workerd", () => {
         response.writeHead(307, { location: `${ingest.origin}/followed` });
         response.end();
       });
-      const response = await post(worker, envelope());
+      const response = await post(worker, TUNNEL, envelope());
       expect(response.status).toBe(502);
       expect(((await response.json()) as { reason: string }).reason).toBe("upstream_redirect");
       expect(ingest.deliveries.map((delivery) => delivery.url)).toEqual(["/api/4502/envelope/?hsts=0"]);
@@ -238,7 +245,7 @@ describe("the /monitoring tunnel in workerd", () => {
 
     it("answers 504 when Sentry does not answer in time", async () => {
       ingest.respondWith(() => {});
-      const response = await post(worker, envelope());
+      const response = await post(worker, TUNNEL, envelope());
       expect(response.status).toBe(504);
       expect(((await response.json()) as { reason: string }).reason).toBe("upstream_timeout");
     });
@@ -246,7 +253,7 @@ describe("the /monitoring tunnel in workerd", () => {
     it("answers 502 when Sentry cannot be reached", async () => {
       const closed = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: `http://127.0.0.1:${await freePort()}` });
       try {
-        const response = await post(closed, envelope());
+        const response = await post(closed, TUNNEL, envelope());
         expect(response.status).toBe(502);
         expect(((await response.json()) as { reason: string }).reason).toBe("upstream_unreachable");
       } finally {
@@ -278,7 +285,7 @@ describe("the /monitoring tunnel in workerd", () => {
       expect(ingest.deliveries).toHaveLength(0);
 
       const next = envelope();
-      expect((await post(worker, next)).status).toBe(200);
+      expect((await post(worker, TUNNEL, next)).status).toBe(200);
       await eventually(() => ingest.deliveries.length === 1);
       expect(ingest.deliveries[0]!.body.equals(next)).toBe(true);
     });
@@ -287,8 +294,8 @@ describe("the /monitoring tunnel in workerd", () => {
   describe("the log line", () => {
     it("says what happened to each request, without the DSN key, the IP or cookies", async () => {
       worker.logs.length = 0;
-      await post(worker, envelope(), { "cf-connecting-ip": "203.0.113.44", cookie: "session=log-secret" });
-      await post(worker, envelope(), { origin: "https://evil.example" });
+      await post(worker, TUNNEL, envelope(), { "cf-connecting-ip": "203.0.113.44", cookie: "session=log-secret" });
+      await post(worker, TUNNEL, envelope(), { origin: "https://evil.example" });
       await eventually(() => tunnelLogs(worker).length === 2);
       const [forwarded, rejected] = tunnelLogs(worker);
       expect(forwarded).toMatchObject({
@@ -316,9 +323,9 @@ describe("the /monitoring tunnel in workerd", () => {
  * Declares `length` bytes, sends only the first line of an envelope, and returns whatever the
  * Worker answers before the rest would have come.
  */
-async function startUpload(worker: RunningWorker, length: number): Promise<Response> {
+async function startUpload(worker: RunningWorker, path: string, length: number): Promise<Response> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(new URL(TUNNEL, worker.origin), {
+    const request = httpRequest(new URL(path, worker.origin), {
       method: "POST",
       headers: { "content-length": String(length) },
     });

@@ -1,0 +1,19 @@
+import type { BrowserMonitoringSettings } from "./browser-options";
+
+const SCRIPT_ID = "monitoring-settings";
+
+/**
+ * The browser SDK's settings, written into the page by the server. A JSON script rather than
+ * loader data: `Sentry.init` must run before hydration, when loader data is not yet read.
+ */
+export function MonitoringSettingsScript({ settings }: { settings: BrowserMonitoringSettings | null | undefined }) {
+  if (!settings) return null;
+  // `<` escaped, so no value can close the script element.
+  const json = JSON.stringify(settings).replace(/</g, "\\u003c");
+  return <script id={SCRIPT_ID} type="application/json" dangerouslySetInnerHTML={{ __html: json }} />;
+}
+
+export function readMonitoringSettings(): BrowserMonitoringSettings | undefined {
+  const text = document.getElementById(SCRIPT_ID)?.textContent;
+  return text ? (JSON.parse(text) as BrowserMonitoringSettings) : undefined;
+}

@@ -1,0 +1,32 @@
+import type { CloudflareOptions } from "@sentry/cloudflare";
+import { httpServerIntegration } from "@sentry/cloudflare";
+
+import type { AppConfig } from "../config.server";
+import { RELEASE } from "../release.generated";
+import { isTunnelPath } from "../tunnel/tunnel-path";
+import { dropNotFoundTransactions, dropThrownRedirects } from "./filters";
+
+/** The Worker SDK's settings: the same release, environment and sample rate as the browser's. */
+export function workerSentryOptions(config: AppConfig): CloudflareOptions {
+  const { sentry } = config;
+  return {
+    dsn: sentry.dsn,
+    release: RELEASE,
+    environment: sentry.environment,
+    // The tunnel never traces itself: a span per envelope would double every envelope's quota.
+    tracesSampler: ({ attributes, inheritOrSampleWith }) => {
+      const path = attributes?.["url.path"];
+      return typeof path === "string" && isTunnelPath(path) ? 0 : inheritOrSampleWith(sentry.tracesSampleRate);
+    },
+    // Development and tests: the Worker's own envelopes go where the tunnel's go (Spotlight).
+    tunnel: sentry.workerEnvelopeUrl,
+    beforeSend: dropThrownRedirects,
+    beforeSendTransaction: dropNotFoundTransactions,
+    // Request bodies stay at the edge: they may hold what a user typed, and reading one to
+    // attach it would mean cloning every body, envelopes included.
+    integrations: (defaults) => [
+      ...defaults.filter((integration) => integration.name !== "HttpServer"),
+      httpServerIntegration({ maxRequestBodySize: "none" }),
+    ],
+  };
+}

@@ -1,0 +1,48 @@
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { Readable } from "node:stream";
+
+/**
+ * `fetch` over a fresh connection each time. A server that answers before reading the body (as the
+ * tunnel does when it refuses a request) may close the connection while the client still writes;
+ * undici then sometimes reports "other side closed" instead of the answer it already has.
+ */
+export function fetchOnce(url: URL, init: RequestInit = {}): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const request = httpRequest(url, { method: init.method ?? "GET", headers: headersOf(init.headers), agent: false });
+    request.on("response", (incoming) => {
+      answered = true;
+      const status = incoming.statusCode ?? 0;
+      const body = status === 204 || status === 304 ? null : (Readable.toWeb(incoming) as ReadableStream<Uint8Array<ArrayBuffer>>);
+      resolve(new Response(body, { status, headers: toHeaders(incoming.headers) }));
+    });
+    request.on("error", (error) => {
+      if (!answered) reject(error);
+    });
+    const { body } = init;
+    if (body instanceof ReadableStream) {
+      Readable.fromWeb(body as import("node:stream/web").ReadableStream).on("error", () => request.destroy()).pipe(request);
+    } else if (body instanceof Uint8Array || typeof body === "string") {
+      request.end(body);
+    } else if (body instanceof URLSearchParams) {
+      request.setHeader("content-type", "application/x-www-form-urlencoded;charset=UTF-8");
+      request.end(body.toString());
+    } else if (body === undefined || body === null) {
+      request.end();
+    } else {
+      reject(new TypeError("fetchOnce takes a string, bytes, form parameters or a stream as its body"));
+    }
+  });
+}
+
+function headersOf(init: HeadersInit | undefined): Record<string, string> {
+  return Object.fromEntries(new Headers(init));
+}
+
+function toHeaders(incoming: IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming)) {
+    for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, item);
+  }
+  return headers;
+}
