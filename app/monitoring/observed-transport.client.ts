@@ -3,6 +3,50 @@ import { makeFetchTransport } from "@sentry/remix";
 
 import { recordTunnelAnswer } from "./tunnel-status";
 
+/**
+ * Chromium refuses a `keepalive` request when the bodies of all keepalive requests in flight
+ * would pass 64 KiB, and it frees a request's share only once the request is done. The SDK counts
+ * 60,000 characters and frees its count as soon as the status arrives, so under load it asks for
+ * keepalive past the browser's limit and the envelope is lost (seen in the volume test: one event
+ * in twelve). Half the limit, counted in bytes until the answer is read, leaves room for headers.
+ */
+const KEEPALIVE_BUDGET_BYTES = 32 * 1024;
+let keepaliveBytesInFlight = 0;
+
+const utf8 = new TextEncoder();
+
+function byteLength(body: BodyInit | null | undefined): number {
+  if (typeof body === "string") return utf8.encode(body).byteLength;
+  if (body instanceof Uint8Array) return body.byteLength;
+  return Number.POSITIVE_INFINITY;
+}
+
+/**
+ * `fetch` for the SDK's transport: keepalive only within the budget, and a keepalive request that
+ * fails is sent once more without it. The browser refuses such a request before sending anything,
+ * so the retry does not deliver an envelope twice (and Sentry drops a repeated event id anyway).
+ */
+async function keepaliveWithinBudget(input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> {
+  const size = init.keepalive ? byteLength(init.body) : 0;
+  if (!init.keepalive || keepaliveBytesInFlight + size > KEEPALIVE_BUDGET_BYTES) {
+    return fetch(input, { ...init, keepalive: false });
+  }
+  keepaliveBytesInFlight += size;
+  try {
+    const response = await fetch(input, init);
+    // The browser holds the budget until the answer has been read to its end.
+    await response
+      .clone()
+      .arrayBuffer()
+      .catch(() => undefined);
+    return response;
+  } catch {
+    return fetch(input, { ...init, keepalive: false });
+  } finally {
+    keepaliveBytesInFlight -= size;
+  }
+}
+
 function describe(envelope: Envelope) {
   const id = (envelope[0] as { event_id?: unknown }).event_id;
   return {
@@ -13,7 +57,7 @@ function describe(envelope: Envelope) {
 
 /** The SDK's own fetch transport, watched so that the page can say what the tunnel answered. */
 export function observedFetchTransport(options: Parameters<typeof makeFetchTransport>[0]): Transport {
-  const transport = makeFetchTransport(options);
+  const transport = makeFetchTransport(options, keepaliveWithinBudget);
   return {
     ...transport,
     async send(envelope) {

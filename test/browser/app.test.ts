@@ -1,8 +1,11 @@
+import { readdirSync } from "node:fs";
+
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
+import { root } from "../support/worker";
 
 describe("the app in Chromium, served by wrangler dev", () => {
   let server: DevServer;
@@ -63,6 +66,18 @@ describe("the app in Chromium, served by wrangler dev", () => {
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "Self-test" }).waitFor();
     expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("never serves the source maps that sit beside the scripts", async () => {
+    const page = await browser.newPage();
+    const script = readdirSync(`${root}public/build`).find((name) => /^entry\.client-.*\.js$/.test(name))!;
+    expect(readdirSync(`${root}public/build`)).toContain(`${script}.map`);
+    const served = await page.request.get(`${server.origin}/build/${script}`);
+    expect(served.status()).toBe(200);
+    const map = await page.request.get(`${server.origin}/build/${script}.map`);
+    expect(map.status()).toBe(404);
+    expect(await map.text()).not.toContain('"mappings"');
     await page.close();
   });
 });

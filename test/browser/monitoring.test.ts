@@ -1,0 +1,286 @@
+import type { Browser, Page, Request } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+
+import { launchChromium } from "../support/chromium";
+import { payloads, received, type Received } from "../support/envelopes";
+import { answerOk, eventually, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
+import { APP_DSN } from "../support/worker";
+
+interface Breadcrumb {
+  category?: string;
+  message?: string;
+}
+
+interface BrowserEvent {
+  event_id: string;
+  message?: string;
+  release?: string;
+  environment?: string;
+  transaction?: string;
+  type?: string;
+  exception?: { values: { type: string; value: string; stacktrace?: { frames: unknown[] } }[] };
+  breadcrumbs?: Breadcrumb[];
+  contexts?: { trace?: { trace_id: string; op?: string; status?: string; data?: Record<string, unknown> } };
+}
+
+const ENVIRONMENT = "browser-test";
+
+/** CORS for the page's own requests to the fake ingest, which plays a third-party API here. */
+const answerWithCors: IngestBehaviour = (request, response, body) => {
+  if (request.url?.startsWith("/api/")) return answerOk(request, response, body);
+  response.writeHead(200, {
+    "access-control-allow-origin": "*",
+    "access-control-allow-headers": "*",
+    "content-type": "text/plain",
+  });
+  response.end("third party");
+};
+
+describe("monitoring in Chromium, through the tunnel", () => {
+  let ingest: FakeIngest;
+  let server: DevServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    ingest = await FakeIngest.start();
+    [server, browser] = await Promise.all([
+      startWranglerDev({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: ENVIRONMENT, TUNNEL_UPSTREAM_ORIGIN: ingest.origin }),
+      launchChromium(),
+    ]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await ingest?.stop();
+  });
+  beforeEach(() => {
+    ingest.reset();
+    ingest.respondWith(answerWithCors);
+  });
+
+  const viaTunnel = (): Received[] => received(ingest.deliveries.filter((delivery) => delivery.url.startsWith("/api/"))).filter((envelope) => envelope.viaTunnel);
+  const fromWorker = (): Received[] => received(ingest.deliveries.filter((delivery) => delivery.url.startsWith("/api/"))).filter((envelope) => !envelope.viaTunnel);
+  const tunnelEvents = () => payloads<BrowserEvent>(viaTunnel(), "event");
+  const eventWith = (text: string) => tunnelEvents().find((event) => JSON.stringify(event.exception ?? event.message).includes(text));
+
+  async function open(path: string): Promise<Page> {
+    const page = await browser.newPage();
+    await page.goto(`${server.origin}${path}`, { waitUntil: "load" });
+    await page.waitForFunction(() => "__remixRouter" in window);
+    return page;
+  }
+
+  /** An error thrown outside any handler, as an uncaught bug would be. */
+  function throwUncaught(page: Page, message: string): Promise<void> {
+    return page.evaluate((text) => {
+      setTimeout(() => {
+        throw new Error(text);
+      });
+    }, message);
+  }
+
+  it("sends an uncaught error through /monitoring with the release, environment and DSN", async () => {
+    const page = await open("/sentry-example-page");
+    const release = await page.evaluate(() => JSON.parse(document.getElementById("monitoring-settings")!.textContent!).release);
+    await page.getByRole("button", { name: "Throw a client error" }).click();
+    await eventually(() => eventWith("Self-test: an error thrown in the browser") !== undefined, 15_000);
+
+    const envelope = viaTunnel().find(({ envelope: candidate }) => candidate.items.some((item) => item.header.type === "event"))!;
+    const event = eventWith("Self-test: an error thrown in the browser")!;
+    expect(envelope.envelope.header.dsn).toBe(APP_DSN);
+    expect(event.release).toBe(release);
+    expect(event.release).toMatch(/^[0-9a-f]{40}$/);
+    expect(event.environment).toBe(ENVIRONMENT);
+    await expect.poll(() => page.getByTestId("event-id").textContent()).toBe(event.event_id);
+    await expect.poll(() => page.getByTestId("tunnel-answer").textContent()).toBe("The tunnel answered 200.");
+    expect(ingest.deliveries.every((delivery) => !delivery.url.includes("sentry.io"))).toBe(true);
+    await page.close();
+  });
+
+  it("keeps the last 100 of 150 breadcrumbs", async () => {
+    const page = await open("/");
+    await page.evaluate(() => {
+      for (let i = 1; i <= 150; i++) console.log(`breadcrumb ${i}`);
+    });
+    await throwUncaught(page, "after 150 breadcrumbs");
+    await eventually(() => eventWith("after 150 breadcrumbs") !== undefined, 15_000);
+    const breadcrumbs = eventWith("after 150 breadcrumbs")!.breadcrumbs!;
+    expect(breadcrumbs).toHaveLength(100);
+    const logged = breadcrumbs.filter((crumb) => crumb.category === "console").map((crumb) => crumb.message);
+    expect(logged.at(-1)).toBe("breadcrumb 150");
+    expect(logged).not.toContain("breadcrumb 50");
+    await page.close();
+  });
+
+  it("keeps at most 50 stack frames of a deep recursion", async () => {
+    const page = await open("/");
+    await page.evaluate(() => {
+      function descend(depth: number): number {
+        if (depth === 0) throw new Error("deep recursion");
+        return descend(depth - 1) + 1;
+      }
+      setTimeout(() => descend(200));
+    });
+    await eventWhen(() => eventWith("deep recursion"));
+    const frames = eventWith("deep recursion")!.exception!.values[0]!.stacktrace!.frames;
+    expect(frames.length).toBeLessThanOrEqual(50);
+    expect(frames.length).toBeGreaterThan(40);
+    await page.close();
+  });
+
+  it("drops a noisy error and still sends the real one right after it", async () => {
+    const page = await open("/sentry-example-page");
+    await page.getByRole("button", { name: "Trigger a noisy browser error" }).click();
+    await throwUncaught(page, "a real error after the noise");
+    await eventWhen(() => eventWith("a real error after the noise"));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(tunnelEvents().map((event) => JSON.stringify(event.exception))).toEqual([
+      expect.stringContaining("a real error after the noise"),
+    ]);
+    await page.close();
+  });
+
+  it("never reports a thrown redirect, in the browser or on the server", async () => {
+    const page = await open("/sentry-example-page");
+    await page.getByRole("button", { name: "Throw a redirect in the browser" }).click();
+    await page.getByRole("button", { name: "Throw a redirect on the server" }).click();
+    await page.getByText("Redirected by the server").waitFor();
+    await throwUncaught(page, "marker after the redirects");
+    await eventWhen(() => eventWith("marker after the redirects"));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(tunnelEvents()).toHaveLength(1);
+    expect(payloads(fromWorker(), "event")).toEqual([]);
+    await page.close();
+  });
+
+  it("sends no transaction for a missing page, and one for a real page", async () => {
+    const missing = await browser.newPage();
+    const response = await missing.goto(`${server.origin}/no-such-page`, { waitUntil: "load" });
+    expect(response?.status()).toBe(404);
+    await missing.waitForFunction(() => "__remixRouter" in window);
+    await missing.getByRole("link", { name: "Go to the home page" }).click();
+    await missing.getByRole("heading", { name: "Edge Monitoring Tunnel" }).waitFor();
+    await missing.close();
+
+    // The 404's pageload ends when the navigation starts, so it would arrive before the navigation.
+    const transactions = () => payloads<BrowserEvent>(viaTunnel(), "transaction");
+    const navigationHome = () =>
+      transactions().some(({ transaction, contexts }) => contexts?.trace?.op === "navigation" && transaction === "routes/_index");
+    await eventually(navigationHome, 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(transactions().map((transaction) => transaction.transaction)).not.toContain("routes/$");
+    const serverTransactions = payloads<BrowserEvent>(fromWorker(), "transaction").map((transaction) => transaction.contexts?.trace?.data?.["http.response.status_code"]);
+    expect(serverTransactions).not.toContain(404);
+  });
+
+  it("continues the server's trace in the pageload transaction", async () => {
+    const page = await open("/");
+    const serverTrace = await page.getAttribute('meta[name="sentry-trace"]', "content");
+    await page.close();
+    await eventually(() => payloads<BrowserEvent>(viaTunnel(), "transaction").some((transaction) => transaction.contexts?.trace?.op === "pageload"), 15_000);
+    const pageload = payloads<BrowserEvent>(viaTunnel(), "transaction").find((transaction) => transaction.contexts?.trace?.op === "pageload")!;
+    expect(serverTrace).toMatch(/^[0-9a-f]{32}-/);
+    expect(pageload.contexts!.trace!.trace_id).toBe(serverTrace!.slice(0, 32));
+  });
+
+  it("adds trace headers to same-origin fetch and XHR, and not to another origin", async () => {
+    const page = await open("/");
+    const requests: Request[] = [];
+    page.on("request", (request) => requests.push(request));
+    await page.evaluate(async (thirdParty) => {
+      await fetch("/build/../favicon.svg?fetch");
+      await new Promise<void>((resolve) => {
+        const xhr = new XMLHttpRequest();
+        xhr.open("GET", "/favicon.svg?xhr");
+        xhr.onloadend = () => resolve();
+        xhr.send();
+      });
+      await fetch(`${thirdParty}/third-party`);
+    }, ingest.origin);
+
+    const headersOf = async (fragment: string) => (await requests.find((request) => request.url().includes(fragment))!.allHeaders());
+    for (const fragment of ["favicon.svg?fetch", "favicon.svg?xhr"]) {
+      const headers = await headersOf(fragment);
+      expect(headers["sentry-trace"], fragment).toMatch(/^[0-9a-f]{32}-[0-9a-f]{16}/);
+      expect(headers.baggage, fragment).toContain("sentry-trace_id=");
+      expect(headers.baggage!.length).toBeLessThanOrEqual(8192);
+    }
+    const thirdParty = await headersOf("/third-party");
+    expect(thirdParty["sentry-trace"]).toBeUndefined();
+    expect(thirdParty.baggage).toBeUndefined();
+    const atIngest = ingest.deliveries.filter((delivery) => delivery.url === "/third-party");
+    expect(atIngest).toHaveLength(1);
+    expect(JSON.stringify(atIngest[0]!.headers)).not.toMatch(/sentry-trace|baggage/);
+    await page.close();
+  });
+
+  it("backs off after a 429: nothing more in that category is sent during the window", async () => {
+    ingest.respondWith((request, response, body) => {
+      if (request.url?.startsWith("/api/") && body.includes('"type":"event"')) {
+        response.writeHead(429, { "retry-after": "60", "x-sentry-rate-limits": "60:error:organization" });
+        response.end();
+        return;
+      }
+      answerWithCors(request, response, body);
+    });
+    const page = await open("/sentry-example-page");
+    await page.getByRole("button", { name: "Throw a client error" }).click();
+    await expect.poll(() => page.getByTestId("tunnel-answer").textContent(), { timeout: 15_000 }).toBe("The tunnel answered 429.");
+    const before = ingest.deliveries.length;
+    await throwUncaught(page, "during the back-off");
+    await page.evaluate(() => console.log("still alive"));
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const later = ingest.deliveries.slice(before).map((delivery) => delivery.body.toString("utf8"));
+    expect(later.filter((body) => body.includes('"type":"event"'))).toEqual([]);
+    await page.close();
+  });
+
+  it("sends a log once the SDK's idle flush runs", async () => {
+    const page = await open("/sentry-example-page");
+    await page.getByRole("button", { name: "Send a log" }).click();
+    await eventually(() => payloads<{ items: { body: string }[] }>(viaTunnel(), "log").length > 0, 15_000);
+    const logs = payloads<{ items: { body: string; level: string }[] }>(viaTunnel(), "log").flatMap((container) => container.items);
+    expect(logs).toContainEqual(expect.objectContaining({ body: "Self-test: a log from the browser", level: "info" }));
+    await expect.poll(() => page.getByTestId("tunnel-answer").textContent()).toBe("The tunnel answered 200.");
+    await page.close();
+  });
+
+  it("loses nothing when one page sends over 200 KB of envelopes", async () => {
+    const page = await open("/");
+    const count = 12;
+    await page.evaluate((errors) => {
+      const filler = "x".repeat(200);
+      for (let i = 0; i < 100; i++) console.log(`volume ${i} ${filler}`);
+      for (let i = 0; i < errors; i++) {
+        setTimeout(() => {
+          throw new Error(`volume error ${i}`);
+        });
+      }
+    }, count);
+    await eventually(() => tunnelEvents().filter((event) => JSON.stringify(event.exception).includes("volume error")).length === count, 30_000);
+    const volume = viaTunnel().filter(({ envelope }) => envelope.items.some((item) => item.header.type === "event"));
+    expect(volume).toHaveLength(count);
+    expect(volume.reduce((total, envelope) => total + envelope.bytes, 0)).toBeGreaterThan(200 * 1024);
+    await page.close();
+  });
+
+  it("reports a server action's error from the Worker, with the reference on the error page", async () => {
+    const page = await open("/sentry-example-page");
+    await page.getByRole("button", { name: "Throw a server error" }).click();
+    await page.getByRole("heading", { name: "Something went wrong" }).waitFor();
+    const reference = await page.locator("#error-reference").getAttribute("data-event-id");
+    await eventually(() => payloads<BrowserEvent>(fromWorker(), "event").length === 1, 15_000);
+    const [event] = payloads<BrowserEvent>(fromWorker(), "event");
+    expect(event!.exception!.values[0]!.value).toBe("Self-test: an error thrown in a server action");
+    expect(event!.environment).toBe(ENVIRONMENT);
+    expect(reference).toBe(event!.event_id);
+    await page.waitForFunction(() => "__remixRouter" in window);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(tunnelEvents()).toEqual([]);
+    await page.close();
+  });
+
+  async function eventWhen(find: () => BrowserEvent | undefined): Promise<void> {
+    await eventually(() => find() !== undefined, 15_000);
+  }
+});
