@@ -51,9 +51,10 @@ describe("workerSentryOptions", () => {
     expect(options.beforeSendTransaction).toBe(dropNotFoundTransactions);
   });
 
-  it("does not read request bodies", () => {
+  it("does not read request bodies, nor turn console lines into breadcrumbs", () => {
     const integrations = (options.integrations as (defaults: Integration[]) => Integration[])([
       { name: "HttpServer" },
+      { name: "Console" },
       { name: "Fetch" },
     ]);
     const httpServer = integrations.find((integration) => integration.name === "HttpServer") as Integration & {

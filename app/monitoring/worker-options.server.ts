@@ -22,10 +22,12 @@ export function workerSentryOptions(config: AppConfig): CloudflareOptions {
     tunnel: sentry.workerEnvelopeUrl,
     beforeSend: dropThrownRedirects,
     beforeSendTransaction: dropNotFoundTransactions,
-    // Request bodies stay at the edge: they may hold what a user typed, and reading one to
-    // attach it would mean cloning every body, envelopes included.
     integrations: (defaults) => [
-      ...defaults.filter((integration) => integration.name !== "HttpServer"),
+      // The tunnel logs a line per envelope outside any request's scope; as console breadcrumbs
+      // those lines would pile up in the isolate and ride along with every later server event.
+      ...defaults.filter((integration) => integration.name !== "HttpServer" && integration.name !== "Console"),
+      // Request bodies stay at the edge: they may hold what a user typed, and reading one to
+      // attach it would mean cloning every body.
       httpServerIntegration({ maxRequestBodySize: "none" }),
     ],
   };

@@ -3,7 +3,7 @@ import { gzipSync, deflateSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import { MAX_HEADER_LINE_BYTES, readEnvelopeHead, type BodyChunk, type HeadResult } from "./envelope-head.server";
+import { MAX_HEADER_LINE_BYTES, readEnvelopeHead, wholeBody, type BodyChunk, type HeadResult } from "./envelope-head.server";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 const encoder = new TextEncoder();
@@ -84,6 +84,18 @@ describe("readEnvelopeHead", () => {
         expect(forwarded?.equals(compressed), `${encoding} cut at ${cut}`).toBe(true);
       }
     }
+  });
+
+  it("reads a body taken whole, plain or compressed", async () => {
+    for (const [encoding, body] of [
+      ["identity", envelope()],
+      ["gzip", new Uint8Array(gzipSync(envelope()))],
+    ] as const) {
+      const result = await readEnvelopeHead(wholeBody(new Uint8Array(body)), encoding);
+      expect(result.ok && result.head.dsn, encoding).toBe(DSN);
+      expect(result.ok && joined(result.head.consumed).equals(body), encoding).toBe(true);
+    }
+    expect(failure(await readEnvelopeHead(wholeBody(new Uint8Array(0)), "identity"))).toBe("empty_envelope");
   });
 
   it("does not read past the header line when more chunks follow", async () => {

@@ -21,6 +21,21 @@ export interface EnvelopeHead {
 
 export type HeadResult = { ok: true; head: EnvelopeHead } | { ok: false; reason: HeadFailure };
 
+/** Where the body's chunks come from: a stream's reader, or a body already read whole. */
+export type ChunkSource = Pick<ReadableStreamDefaultReader<BodyChunk>, "read">;
+
+/** A body read whole, offered as one chunk. */
+export function wholeBody(bytes: BodyChunk): ChunkSource {
+  let given = false;
+  return {
+    read: async () => {
+      if (given || bytes.byteLength === 0) return { done: true, value: undefined };
+      given = true;
+      return { done: false, value: bytes };
+    },
+  };
+}
+
 /**
  * Reads the body only as far as the end of the envelope's header line. For a compressed body,
  * only that much is decompressed; the compressed bytes read are kept for forwarding.
@@ -28,7 +43,7 @@ export type HeadResult = { ok: true; head: EnvelopeHead } | { ok: false; reason:
  * A read error from the body itself (the client went away) is rethrown, not reported as bad input.
  */
 export async function readEnvelopeHead(
-  reader: ReadableStreamDefaultReader<BodyChunk>,
+  reader: ChunkSource,
   encoding: ContentEncoding,
 ): Promise<HeadResult> {
   const line = new HeaderLineScanner();
@@ -52,7 +67,7 @@ interface RawRead {
   corrupt?: boolean;
 }
 
-async function scanPlain(reader: ReadableStreamDefaultReader<BodyChunk>, line: HeaderLineScanner): Promise<RawRead> {
+async function scanPlain(reader: ChunkSource, line: HeaderLineScanner): Promise<RawRead> {
   const consumed: BodyChunk[] = [];
   while (line.state === "reading") {
     const { done, value } = await reader.read();
@@ -69,7 +84,7 @@ async function scanPlain(reader: ReadableStreamDefaultReader<BodyChunk>, line: H
  * awaited, so that every chunk taken from `reader` ends up in `consumed`.
  */
 async function scanDecompressed(
-  reader: ReadableStreamDefaultReader<BodyChunk>,
+  reader: ChunkSource,
   line: HeaderLineScanner,
   format: "gzip" | "deflate",
 ): Promise<RawRead> {

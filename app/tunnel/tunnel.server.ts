@@ -1,6 +1,6 @@
 import type { TunnelConfig } from "../config.server";
 import { checkEnvelopeDsn } from "./dsn-policy.server";
-import { readEnvelopeHead } from "./envelope-head.server";
+import { readEnvelopeHead, wholeBody } from "./envelope-head.server";
 import { forwardEnvelope } from "./forward.server";
 import { contentEncodingOf, returnedResponseHeaders, upstreamRequestHeaders } from "./header-policy.server";
 import { rejectionResponse, type RejectionReason } from "./rejection.server";
@@ -20,6 +20,9 @@ export interface TunnelLogLine {
   upstream_status: number | null;
   duration_ms: number;
 }
+
+/** Bodies up to this size (most events) are read whole before the header is looked at. */
+const SMALL_BODY_BYTES = 64 * 1024;
 
 interface Handled {
   response: Response;
@@ -102,14 +105,17 @@ async function tunnel(request: Request, config: TunnelConfig): Promise<Handled> 
   if (!encoding) return reject("unsupported_encoding");
   if (!request.body || contentLength === 0) return reject("empty_envelope");
 
-  const reader = request.body.getReader();
+  // workerd hands a body over in 4 KiB chunks, so even a 10 KB event would need the piping below;
+  // a small body is cheaper taken whole, in one native call.
+  const small = contentLength !== undefined && contentLength <= SMALL_BODY_BYTES;
+  const reader = small ? undefined : request.body.getReader();
   let head;
   try {
-    head = await readEnvelopeHead(reader, encoding);
+    head = await readEnvelopeHead(reader ?? wholeBody(new Uint8Array(await request.arrayBuffer())), encoding);
   } catch {
     return reject("body_incomplete");
   }
-  reader.releaseLock();
+  reader?.releaseLock();
   if (!head.ok) return reject(head.reason);
   bytes = head.head.consumedBytes;
   if (bytes > config.maxEnvelopeBytes) return reject("envelope_too_large");

@@ -1,0 +1,193 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
+
+import type { Readable } from "node:stream";
+
+import { Miniflare } from "miniflare";
+
+import { fetchOnce } from "../support/http";
+import { APP_DSN, root } from "../support/worker";
+
+export const MiB = 1024 * 1024;
+
+/** A loopback ingest that reads every body to its end and answers as Sentry does; it keeps nothing. */
+export async function startDrainingIngest(): Promise<{ origin: string; stop: () => Promise<void> }> {
+  const server = createServer((request, response) => {
+    request.on("data", () => {});
+    request.on("end", () => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end('{"id":"0123456789abcdef0123456789abcdef"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** An envelope for the app's DSN whose one item pads it to `size` bytes. */
+export function envelopeOf(size: number, type: "event" | "attachment"): Buffer {
+  const head = Buffer.from(`${JSON.stringify({ dsn: APP_DSN, event_id: "feedfacefeedfacefeedfacefeedface" })}\n`);
+  const itemHeader = (length: number) => Buffer.from(`${JSON.stringify({ type, length })}\n`);
+  const payloadSize = size - head.length - itemHeader(size).length - 1;
+  const payload =
+    type === "event"
+      ? Buffer.from(JSON.stringify({ message: "bench", extra: { padding: "x".repeat(Math.max(0, payloadSize - 45)) } }))
+      : Buffer.alloc(payloadSize, 0xa5);
+  return Buffer.concat([head, itemHeader(payload.length), payload, Buffer.from("\n")]);
+}
+
+/**
+ * The physical limit the tunnel is measured against: a Worker that hands the body to `fetch` and
+ * nothing else, deployed like the app (the same static assets in front of it, so both pay the
+ * same asset check). `/page` serves a fixed page, the control for server rendering.
+ */
+const CONTROL_WORKER = `
+export default {
+  fetch(request, env) {
+    if (new URL(request.url).pathname === "/page") {
+      return new Response(env.PAGE, { headers: { "content-type": "text/html; charset=utf-8" } });
+    }
+    return fetch(env.UPSTREAM, { method: "POST", body: request.body, headers: { "content-type": "application/x-sentry-envelope" } });
+  },
+};
+`;
+
+export interface BenchWorker {
+  origin: string;
+  /** workerd's process, for its resident memory. */
+  pid: number;
+  dispose(): Promise<void>;
+}
+
+/** Starts a Miniflare and finds the workerd it spawned. */
+async function started(miniflare: Miniflare): Promise<BenchWorker> {
+  const before = workerdChildren();
+  const { origin } = await miniflare.ready;
+  const pid = [...workerdChildren()].find((candidate) => !before.has(candidate));
+  if (pid === undefined) throw new Error("could not find the workerd process Miniflare started");
+  return { origin, pid, dispose: () => miniflare.dispose() };
+}
+
+function workerdChildren(): Set<number> {
+  const pids = new Set<number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const [, comm, rest] = /^\d+ \((.*)\) (.*)$/s.exec(stat) ?? [];
+      const parent = Number(rest?.split(" ")[1]);
+      if (comm === "workerd" && parent === process.pid) pids.add(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
+
+const compatibility = {
+  compatibilityDate: "2026-07-30",
+  compatibilityFlags: ["nodejs_compat"],
+  // The tunnel's log lines are read and dropped: echoing thousands of them through this process
+  // would slow the loopback ingest it also hosts, and so the figures.
+  handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+    stdout.resume();
+    stderr.resume();
+  },
+};
+
+export async function startTunnelWorker(ingestOrigin: string): Promise<BenchWorker> {
+  return started(
+    new Miniflare({
+      rootPath: root,
+      modules: [{ type: "ESModule", path: `${root}build/index.js` }],
+      ...compatibility,
+      bindings: {
+        SENTRY_DSN: APP_DSN,
+        SENTRY_ENVIRONMENT: "bench",
+        TUNNEL_UPSTREAM_ORIGIN: ingestOrigin,
+      },
+      assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
+    }),
+  );
+}
+
+export async function startControlWorker(ingestOrigin: string, page: string): Promise<BenchWorker> {
+  return started(
+    new Miniflare({
+      modules: true,
+      script: CONTROL_WORKER,
+      ...compatibility,
+      assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
+      bindings: { UPSTREAM: `${ingestOrigin}/api/4502/envelope/`, PAGE: page },
+    }),
+  );
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU time the process has used so far, user and system, in milliseconds. */
+export function cpuMilliseconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // Fields 14 and 15 of /proc/<pid>/stat (utime, stime), counted after the ")" of the name.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+export function residentMegabytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024;
+}
+
+/** Milliseconds from the first byte sent to the last byte of the answer. */
+export async function postTimed(url: string, body: Buffer): Promise<number> {
+  const started = performance.now();
+  const response = await fetchOnce(new URL(url), {
+    method: "POST",
+    body: new Uint8Array(body),
+    headers: { "content-type": "text/plain;charset=UTF-8" },
+  });
+  await response.arrayBuffer();
+  if (response.status !== 200) throw new Error(`POST ${url} answered ${response.status}`);
+  return performance.now() - started;
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+interface Metafile {
+  outputs: Record<string, { bytes: number; inputs: Record<string, { bytesInOutput: number }> }>;
+}
+
+/** The scripts a page loads (module preloads and the entry's import), gzip-compressed, and Sentry's share. */
+export function clientJavaScript(html: string): { gzipBytes: number; sentryGzipBytes: number; files: string[] } {
+  const files = [...new Set([...html.matchAll(/(?:href="|import\(")(\/build\/[^"]+\.js)/g)].map((match) => match[1]!))];
+  const metafile = JSON.parse(readFileSync(`${root}build/metafile.js.json`, "utf8")) as Metafile;
+  let gzipBytes = 0;
+  let sentryGzipBytes = 0;
+  for (const file of files) {
+    const gz = gzipSync(readFileSync(`${root}public${file}`)).length;
+    gzipBytes += gz;
+    const output = metafile.outputs[`public${file}`];
+    if (!output) continue;
+    const inputs = Object.entries(output.inputs);
+    const total = inputs.reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
+    const sentry = inputs.filter(([path]) => path.includes("node_modules/@sentry")).reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
+    if (total > 0) sentryGzipBytes += (gz * sentry) / total;
+  }
+  return { gzipBytes, sentryGzipBytes: Math.round(sentryGzipBytes), files };
+}
+
+export function workerBundleGzipBytes(): number {
+  return gzipSync(readFileSync(`${root}build/index.js`)).length;
+}

@@ -1,0 +1,158 @@
+import { writeFileSync } from "node:fs";
+
+import { it } from "vitest";
+
+import { fetchOnce } from "../support/http";
+import { root } from "../support/worker";
+import {
+  clientJavaScript,
+  cpuMilliseconds,
+  envelopeOf,
+  median,
+  MiB,
+  postTimed,
+  residentMegabytes,
+  startControlWorker,
+  startDrainingIngest,
+  startTunnelWorker,
+  workerBundleGzipBytes,
+  type BenchWorker,
+} from "./measure";
+import { ensureWrk, requestsPerSecond, runLoad, type Load } from "./wrk";
+
+const ROUNDS = 3;
+const SECONDS = 3;
+const TUNNEL_QUERY = "?o=4501&p=4502&r=us";
+
+interface Figure {
+  figure: string;
+  tunnel: number;
+  control: number;
+  unit: string;
+  ratio: number;
+  budget?: { max?: number; min?: number };
+}
+
+/** Tunnel and control take turns, the first place swapping each round, and the median of each counts. */
+async function alternate(measureTunnel: () => Promise<number>, measureControl: () => Promise<number>, rounds = ROUNDS) {
+  const tunnel: number[] = [];
+  const control: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const pair: [number[], () => Promise<number>][] = [
+      [tunnel, measureTunnel],
+      [control, measureControl],
+    ];
+    if (round % 2 === 1) pair.reverse();
+    for (const [into, measure] of pair) into.push(await measure());
+  }
+  return { tunnel: median(tunnel), control: median(control) };
+}
+
+function ratioFigure(figure: string, unit: string, values: { tunnel: number; control: number }, budget?: Figure["budget"]): Figure {
+  return { figure, unit, ...values, ratio: values.tunnel / values.control, budget };
+}
+
+function verdict({ ratio, budget }: Pick<Figure, "ratio" | "budget">): string {
+  if (!budget) return "reported";
+  const met = (budget.min === undefined || ratio >= budget.min) && (budget.max === undefined || ratio <= budget.max);
+  return `${met ? "met" : "MISSED"} (${budget.min !== undefined ? `≥ ${budget.min}` : `≤ ${budget.max}`})`;
+}
+
+it("measures the tunnel against a bare pass-through Worker", async () => {
+  ensureWrk();
+  const ingest = await startDrainingIngest();
+  const tunnel = await startTunnelWorker(ingest.origin);
+  const page = await (await fetchOnce(new URL("/", tunnel.origin))).text();
+  const control = await startControlWorker(ingest.origin, page);
+  const figures: Figure[] = [];
+  try {
+    const rate = (worker: BenchWorker, path: string, load: Omit<Load, "url">) => () =>
+      requestsPerSecond({ url: `${worker.origin}${path}`, ...load });
+    // workerd's own CPU per request: what Cloudflare bills, and far steadier than throughput on two shared cores.
+    const cpuPerRequest = (worker: BenchWorker, path: string, load: Omit<Load, "url">) => async () => {
+      const before = cpuMilliseconds(worker.pid);
+      const { requests } = await runLoad({ url: `${worker.origin}${path}`, ...load });
+      return (cpuMilliseconds(worker.pid) - before) / requests;
+    };
+
+    // Warm both isolates (and the JIT) before anything counts.
+    for (const worker of [tunnel, control]) await requestsPerSecond({ url: `${worker.origin}/monitoring${TUNNEL_QUERY}`, body: envelopeOf(10_000, "event"), connections: 8, seconds: 1 }).catch(() => 0);
+
+    const small = { body: envelopeOf(10 * 1024, "event"), connections: 16, seconds: SECONDS };
+    figures.push(
+      ratioFigure("Throughput, 10 KB event envelopes", "req/s", await alternate(rate(tunnel, `/monitoring${TUNNEL_QUERY}`, small), rate(control, "/", small)), { min: 0.9 }),
+    );
+    figures.push(
+      ratioFigure(
+        "workerd CPU per 10 KB envelope",
+        "ms",
+        await alternate(cpuPerRequest(tunnel, `/monitoring${TUNNEL_QUERY}`, small), cpuPerRequest(control, "/", small)),
+      ),
+    );
+    figures.push(
+      ratioFigure(
+        "Throughput, 10 KB, through the Remix route (/monitoring/)",
+        "req/s",
+        await alternate(rate(tunnel, `/monitoring/${TUNNEL_QUERY}`, small), rate(control, "/", small)),
+      ),
+    );
+    const large = { body: envelopeOf(1 * MiB, "attachment"), connections: 4, seconds: SECONDS };
+    figures.push(
+      ratioFigure("Throughput, 1 MB attachment envelopes", "req/s", await alternate(rate(tunnel, `/monitoring${TUNNEL_QUERY}`, large), rate(control, "/", large)), { min: 0.9 }),
+    );
+
+    const huge = envelopeOf(15 * MiB, "attachment");
+    figures.push(
+      ratioFigure(
+        "Latency of one 15 MiB envelope",
+        "ms",
+        await alternate(
+          () => postTimed(`${tunnel.origin}/monitoring${TUNNEL_QUERY}`, huge),
+          () => postTimed(`${control.origin}/`, huge),
+          9,
+        ),
+        { max: 1.2 },
+      ),
+    );
+
+    const growth = async (worker: BenchWorker, path: string) => {
+      const before = residentMegabytes(worker.pid);
+      for (let i = 0; i < 20; i++) await postTimed(`${worker.origin}${path}`, huge);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return residentMegabytes(worker.pid) - before;
+    };
+    const tunnelGrowth = await growth(tunnel, `/monitoring${TUNNEL_QUERY}`);
+    const controlGrowth = await growth(control, "/");
+    figures.push({
+      figure: "workerd memory growth over 20 × 15 MiB, tunnel minus control",
+      unit: "MB",
+      tunnel: tunnelGrowth,
+      control: controlGrowth,
+      ratio: tunnelGrowth - controlGrowth,
+      budget: { max: 16 },
+    });
+
+    const ssr = { connections: 8, seconds: SECONDS };
+    figures.push(ratioFigure("SSR of /, against a static page of the same size", "req/s", await alternate(rate(tunnel, "/", ssr), rate(control, "/page", ssr))));
+
+    const client = clientJavaScript(page);
+    figures.push({ figure: "Client JS loaded by /, gzip", unit: "KB", tunnel: client.gzipBytes / 1024, control: 130, ratio: client.gzipBytes / 1024, budget: { max: 130 } });
+    figures.push({ figure: "Sentry's share of that (goal ≤ 45 KB)", unit: "KB", tunnel: client.sentryGzipBytes / 1024, control: 45, ratio: client.sentryGzipBytes / 1024 });
+    const bundle = workerBundleGzipBytes() / 1024;
+    figures.push({ figure: "Worker bundle, gzip (limit 3 MB on the free plan)", unit: "KB", tunnel: bundle, control: 3072, ratio: bundle });
+  } finally {
+    await tunnel.dispose();
+    await control.dispose();
+    await ingest.stop();
+  }
+
+  const rows = figures.map((figure) => ({
+    Figure: figure.figure,
+    Tunnel: `${figure.tunnel.toFixed(figure.unit === "ms" ? 3 : 1)} ${figure.unit}`,
+    Control: `${figure.control.toFixed(figure.unit === "ms" ? 3 : 1)} ${figure.unit}`,
+    "Ratio or value": figure.ratio.toFixed(2),
+    Budget: verdict(figure),
+  }));
+  console.table(rows);
+  writeFileSync(`${root}test/bench/last-run.json`, `${JSON.stringify({ measuredAt: new Date().toISOString(), figures: rows }, null, 2)}\n`);
+});

@@ -1,0 +1,13 @@
+import { fileURLToPath } from "node:url";
+
+import { defineConfig } from "vitest/config";
+
+/** `npm run bench`: one long run, apart from `npm test`, which carries no timing at all. */
+export default defineConfig({
+  test: {
+    root: fileURLToPath(new URL("../..", import.meta.url)),
+    include: ["test/bench/tunnel.bench.ts"],
+    testTimeout: 300_000,
+    hookTimeout: 120_000,
+  },
+});

@@ -1,0 +1,67 @@
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const WRK = "/usr/bin/wrk";
+
+/** wrk is Debian's; the benchmark installs it the first time, as root, before any Worker starts. */
+export function ensureWrk(): void {
+  if (existsSync(WRK)) return;
+  if (process.getuid?.() !== 0) throw new Error("wrk is missing: sudo apt-get install -y wrk");
+  execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit" });
+  execFileSync("apt-get", ["install", "-y", "-qq", "wrk"], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+}
+
+export interface Load {
+  url: string;
+  /** Sent as the body of every request; none means GET. */
+  body?: Buffer;
+  connections: number;
+  seconds: number;
+}
+
+const scripts = mkdtempSync(join(tmpdir(), "bench-wrk-"));
+
+export interface LoadResult {
+  perSecond: number;
+  requests: number;
+}
+
+/** Requests per second that answered 2xx, from a wrk run on loopback (asynchronous: never blocks the loop). */
+export async function requestsPerSecond(load: Load): Promise<number> {
+  return (await runLoad(load)).perSecond;
+}
+
+export async function runLoad(load: Load): Promise<LoadResult> {
+  const args = ["-t", "1", "-c", String(load.connections), "-d", `${load.seconds}s`, "--latency"];
+  if (load.body) {
+    const bodyFile = join(scripts, `body-${load.body.length}`);
+    writeFileSync(bodyFile, load.body);
+    const script = join(scripts, `post-${load.body.length}.lua`);
+    writeFileSync(
+      script,
+      [
+        'wrk.method = "POST"',
+        'wrk.headers["Content-Type"] = "text/plain;charset=UTF-8"',
+        `local file = io.open(${JSON.stringify(bodyFile)}, "rb")`,
+        'wrk.body = file:read("*all")',
+        "file:close()",
+      ].join("\n"),
+    );
+    args.push("-s", script);
+  }
+  args.push(load.url);
+  const output = await new Promise<string>((resolve, reject) => {
+    const child = spawn(WRK, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let text = "";
+    child.stdout.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+    child.on("error", reject);
+    child.on("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}:\n${text}`))));
+  });
+  const rate = /Requests\/sec:\s+([\d.]+)/.exec(output);
+  if (!rate) throw new Error(`wrk printed no rate:\n${output}`);
+  // wrk prints these lines only when something went wrong; a figure built on failures means nothing.
+  if (/Non-2xx or 3xx responses|Socket errors/.test(output)) throw new Error(`wrk saw failures against ${load.url}:\n${output}`);
+  return { perSecond: Number(rate[1]), requests: Number(/(\d+) requests in/.exec(output)?.[1] ?? Number.NaN) };
+}
