@@ -63,3 +63,12 @@ describe("readConfig", () => {
     expect((thrown as ConfigError).message).toMatch(new RegExp(`^${variable} `));
   });
 });
+
+describe("wrangler.toml", () => {
+  it("tells limited clients to wait exactly the rate limiter's period", async () => {
+    const { unstable_readConfig } = await import("wrangler");
+    const config = unstable_readConfig({ config: new URL("../wrangler.toml", import.meta.url).pathname });
+    const [limiter] = config.ratelimits as { simple: { period: number } }[];
+    expect(readConfig(config.vars as Record<string, string>).tunnel.rateLimitPeriodSeconds).toBe(limiter!.simple.period);
+  });
+});

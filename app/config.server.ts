@@ -28,6 +28,8 @@ export interface TunnelConfig {
   upstreamTimeoutMs: number;
   /** Development and tests only: where every upstream URL is sent instead of Sentry. */
   upstreamOrigin: string | undefined;
+  /** The rate limiter's period: how long a limited client is told to wait. */
+  rateLimitPeriodSeconds: number;
 }
 
 /** The variables this module reads; the rest of `env` (bindings) is not its concern. */
@@ -42,6 +44,7 @@ export type ConfigEnv = Pick<
   | "TUNNEL_MAX_ENVELOPE_BYTES"
   | "TUNNEL_UPSTREAM_ORIGIN"
   | "TUNNEL_UPSTREAM_TIMEOUT_MS"
+  | "TUNNEL_RATE_LIMIT_PERIOD_SECONDS"
 >;
 
 export class ConfigError extends Error {
@@ -56,6 +59,7 @@ export class ConfigError extends Error {
 
 const DEFAULT_MAX_ENVELOPE_BYTES = 20 * 1024 * 1024;
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
 
 /** Throws a {@link ConfigError} naming the first variable that is wrong. */
 export function readConfig(env: Partial<ConfigEnv>): AppConfig {
@@ -86,6 +90,7 @@ export function readConfig(env: Partial<ConfigEnv>): AppConfig {
       allowedOrigins: new Set(list(env.TUNNEL_ALLOWED_ORIGINS).map((value) => origin("TUNNEL_ALLOWED_ORIGINS", value))),
       upstreamTimeoutMs: positiveInteger(env, "TUNNEL_UPSTREAM_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUT_MS),
       upstreamOrigin,
+      rateLimitPeriodSeconds: positiveInteger(env, "TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
     },
   };
 }

@@ -1,13 +1,14 @@
 import { env as startupEnv } from "cloudflare:workers";
 import { createRequestHandler, type ServerBuild } from "@remix-run/cloudflare";
 import * as build from "@remix-run/dev/server-build";
-import { withSentry, wrapRequestHandler } from "@sentry/cloudflare";
+import { withSentry } from "@sentry/cloudflare";
 import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
 import { workerSentryOptions } from "../app/monitoring/worker-options.server";
 import { TUNNEL_PATH } from "../app/tunnel/tunnel-path";
-import { handleTunnelRequest } from "../app/tunnel/tunnel.server";
+import { handleTunnelRequest, tunnelBindings } from "../app/tunnel/tunnel.server";
+import { reportTunnelBug } from "./report-tunnel-bug";
 
 /**
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and
@@ -30,16 +31,10 @@ export default {
     // them. `/monitoring/` still reaches the same tunnel through the Remix route.
     if (new URL(request.url).pathname === TUNNEL_PATH) {
       return handleTunnelRequest(request, config.tunnel, {
-        reportError: (error) => ctx.waitUntil(reportTunnelBug(error, request, ctx)),
+        ...tunnelBindings(env),
+        reportError: (error) => ctx.waitUntil(reportTunnelBug(workerSentryOptions(config), error, request, ctx)),
       });
     }
     return app.fetch!(request, env, ctx);
   },
 } satisfies ExportedHandler<Env>;
-
-/** Reports straight to Sentry (or the development origin), never through the tunnel it is about. */
-function reportTunnelBug(error: unknown, request: Request, ctx: ExecutionContext): Promise<unknown> {
-  return wrapRequestHandler({ options: workerSentryOptions(config), request, context: ctx }, () => {
-    throw error;
-  }).catch(() => undefined);
-}

@@ -1,14 +1,17 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/cloudflare";
-import { captureException } from "@sentry/remix/cloudflare";
+import { captureException } from "@sentry/core";
 
-import { handleTunnelRequest } from "../tunnel/tunnel.server";
+import { handleTunnelRequest, tunnelBindings } from "../tunnel/tunnel.server";
 
 /**
  * The tunnel as a Remix resource route. `worker/index.ts` answers `/monitoring` itself, ahead of
  * Remix; this route answers `/monitoring/`, with the same core and so the same behaviour.
  */
 function tunnel({ request, context }: ActionFunctionArgs | LoaderFunctionArgs) {
-  return handleTunnelRequest(request, context.config.tunnel, { reportError: (error) => captureException(error) });
+  return handleTunnelRequest(request, context.config.tunnel, {
+    ...tunnelBindings(context.env),
+    reportError: (error) => captureException(error),
+  });
 }
 
 export const action = tunnel;

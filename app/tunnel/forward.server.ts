@@ -11,7 +11,8 @@ export interface ForwardRequest {
   /** The body's declared length, which the runtime has already held the client to. */
   contentLength: number | undefined;
   maxBytes: number;
-  timeoutMs: number;
+  /** Fires when the exchange has taken too long: the body's fault if it is still arriving, else Sentry's. */
+  deadline: AbortSignal;
 }
 
 /**
@@ -20,9 +21,32 @@ export interface ForwardRequest {
  */
 const upstreamFetch: typeof fetch = globalThis.fetch.bind(globalThis);
 
-export type ForwardFailure = "upstream_redirect" | "upstream_unreachable" | "upstream_timeout" | "envelope_too_large" | "body_incomplete";
+export type ForwardFailure =
+  | "upstream_redirect"
+  | "upstream_unreachable"
+  | "upstream_timeout"
+  | "envelope_too_large"
+  | "body_incomplete"
+  | "body_timeout";
 
-export type ForwardResult = { ok: true; response: Response; bytes: number } | { ok: false; reason: ForwardFailure; bytes: number };
+/** Sentry's answer, read whole: it is a few dozen bytes, and a stalled one is cut off at the deadline. */
+export interface UpstreamAnswer {
+  status: number;
+  headers: Headers;
+  body: ArrayBuffer | null;
+}
+
+export type ForwardResult = { ok: true; answer: UpstreamAnswer; bytes: number } | { ok: false; reason: ForwardFailure; bytes: number };
+
+/** Settles as `work` does, or rejects when `deadline` fires first. */
+export function beforeDeadline<T>(work: Promise<T>, deadline: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const expire = () => reject(deadline.reason);
+    if (deadline.aborted) return expire();
+    deadline.addEventListener("abort", expire, { once: true });
+    work.then(resolve, reject).finally(() => deadline.removeEventListener("abort", expire));
+  });
+}
 
 /**
  * POSTs the envelope upstream, streaming what is left of the body without holding it.
@@ -38,7 +62,6 @@ export type ForwardResult = { ok: true; response: Response; bytes: number } | { 
  */
 export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardResult> {
   const upstream = new AbortController();
-  const timeout = AbortSignal.timeout(forward.timeoutMs);
   const body = outgoingBody(forward, upstream);
   let response: Response;
   try {
@@ -47,32 +70,48 @@ export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardR
       headers: forward.headers,
       body: body.stream,
       redirect: "manual",
-      signal: AbortSignal.any([timeout, upstream.signal]),
+      signal: AbortSignal.any([forward.deadline, upstream.signal]),
     });
   } catch {
-    const bodyFailure = await body.stop();
-    const reason = bodyFailure ?? (timeout.aborted ? "upstream_timeout" : "upstream_unreachable");
+    // Read before anything else settles: a failed request also fails its body's pipe afterwards,
+    // and that must not be taken for the client's fault.
+    const timedOut = forward.deadline.aborted;
+    const bodyFailed = upstream.signal.aborted;
+    const tooLarge = await body.stop();
+    let reason: ForwardFailure = "upstream_unreachable";
+    if (timedOut) reason = body.complete() ? "upstream_timeout" : "body_timeout";
+    else if (bodyFailed) reason = tooLarge ? "envelope_too_large" : "body_incomplete";
     return { ok: false, reason, bytes: body.bytes() };
   }
   if (response.status >= 300 && response.status < 400) {
     await response.body?.cancel();
     return { ok: false, reason: "upstream_redirect", bytes: body.bytes() };
   }
-  return { ok: true, response, bytes: body.bytes() };
+  let answer: ArrayBuffer;
+  try {
+    answer = await beforeDeadline(response.arrayBuffer(), forward.deadline);
+  } catch {
+    response.body?.cancel().catch(() => {});
+    return { ok: false, reason: "upstream_timeout", bytes: body.bytes() };
+  }
+  const answerBody = answer.byteLength > 0 ? answer : null;
+  return { ok: true, answer: { status: response.status, headers: response.headers, body: answerBody }, bytes: body.bytes() };
 }
 
 interface OutgoingBody {
   stream: BodyInit;
   bytes(): number;
-  /** Ends the piping after a failed fetch; says whether the body itself was what failed. */
-  stop(): Promise<"envelope_too_large" | "body_incomplete" | undefined>;
+  /** Every byte of the body has been handed to the upstream request. */
+  complete(): boolean;
+  /** Ends the piping after a failed fetch; says whether the body grew past the maximum. */
+  stop(): Promise<boolean>;
 }
 
 function outgoingBody(forward: ForwardRequest, upstream: AbortController): OutgoingBody {
   const { consumed, consumedBytes, rest, contentLength, maxBytes } = forward;
   if (!rest) {
     const whole = concat(consumed, consumedBytes);
-    return { stream: whole, bytes: () => consumedBytes, stop: async () => undefined };
+    return { stream: whole, bytes: () => consumedBytes, complete: () => true, stop: async () => false };
   }
 
   let counted = consumedBytes;
@@ -97,28 +136,27 @@ function outgoingBody(forward: ForwardRequest, upstream: AbortController): Outgo
   }
 
   const stopPiping = new AbortController();
-  let bodyFailed = false;
+  let piped = false;
   const piping = (async () => {
     const writer = writable.getWriter();
     for (const chunk of consumed) await writer.write(chunk);
     writer.releaseLock();
     await source.pipeTo(writable, { preventAbort: true, signal: stopPiping.signal });
+    piped = true;
   })().catch((error: unknown) => {
-    if (error !== stopPiping.signal.reason) {
-      bodyFailed = true;
-      upstream.abort(error);
-    }
+    // A failing body cuts the upstream request first; stopped on purpose, there is nothing to cut.
+    if (error !== stopPiping.signal.reason) upstream.abort(error);
     writable.abort(error).catch(() => {});
   });
 
   return {
     stream: readable,
     bytes: () => contentLength ?? counted,
+    complete: () => piped,
     async stop() {
       stopPiping.abort();
       await piping;
-      if (tooLarge) return "envelope_too_large";
-      return bodyFailed ? "body_incomplete" : undefined;
+      return tooLarge;
     },
   };
 }

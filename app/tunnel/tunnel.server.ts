@@ -1,7 +1,8 @@
 import type { TunnelConfig } from "../config.server";
+import { tunnelDataPoint } from "./analytics.server";
 import { checkEnvelopeDsn } from "./dsn-policy.server";
 import { readEnvelopeHead, wholeBody } from "./envelope-head.server";
-import { forwardEnvelope } from "./forward.server";
+import { beforeDeadline, forwardEnvelope } from "./forward.server";
 import { contentEncodingOf, returnedResponseHeaders, upstreamRequestHeaders } from "./header-policy.server";
 import { rejectionResponse, type RejectionReason } from "./rejection.server";
 import { parseTunnelQuery, type TunnelQuery } from "./tunnel-query.server";
@@ -32,22 +33,32 @@ interface Handled {
   upstreamStatus: number | null;
 }
 
-export interface TunnelHooks {
+/** What the tunnel uses besides its configuration; every part is optional. */
+export interface TunnelRuntime {
+  /** Workers Rate Limiting, keyed by the client's IP. */
+  rateLimiter?: Pick<RateLimit, "limit">;
+  /** Workers Analytics Engine: one data point per request. */
+  analytics?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
   log?: (line: TunnelLogLine) => void;
   /** A bug in the tunnel itself; the client gets a 500 either way. */
   reportError?: (error: unknown) => void;
+}
+
+/** The tunnel's bindings, as `wrangler.toml` declares them. */
+export function tunnelBindings(env: Pick<Env, "TUNNEL_RATE_LIMITER" | "TUNNEL_ANALYTICS">): TunnelRuntime {
+  return { rateLimiter: env.TUNNEL_RATE_LIMITER, analytics: env.TUNNEL_ANALYTICS };
 }
 
 /** Handles `POST /monitoring?o=&p=[&r=]`: checks the envelope and streams it, unchanged, to Sentry. */
 export async function handleTunnelRequest(
   request: Request,
   config: TunnelConfig,
-  { log = logToConsole, reportError }: TunnelHooks = {},
+  { rateLimiter, analytics, log = logToConsole, reportError }: TunnelRuntime = {},
 ): Promise<Response> {
   const started = Date.now();
   let handled: Handled;
   try {
-    handled = await tunnel(request, config);
+    handled = await tunnel(request, config, rateLimiter);
   } catch (error) {
     reportError?.(error);
     const reason = "internal_error";
@@ -55,7 +66,7 @@ export async function handleTunnelRequest(
   }
   const { response, reason, query } = handled;
   const status = response.status;
-  log({
+  const line: TunnelLogLine = {
     event: "tunnel",
     outcome: reason === null ? "forwarded" : status >= 500 ? "failed" : "rejected",
     reason,
@@ -66,7 +77,13 @@ export async function handleTunnelRequest(
     bytes: handled.bytes,
     upstream_status: handled.upstreamStatus,
     duration_ms: Date.now() - started,
-  });
+  };
+  log(line);
+  try {
+    analytics?.writeDataPoint(tunnelDataPoint(line));
+  } catch {
+    // Metrics are not worth failing an envelope for; the log line above has the same facts.
+  }
   return response;
 }
 
@@ -74,11 +91,25 @@ function logToConsole(line: TunnelLogLine): void {
   console.log(JSON.stringify(line));
 }
 
-async function tunnel(request: Request, config: TunnelConfig): Promise<Handled> {
+/** A limiter that fails lets the envelope through: losing monitoring is worse than a missed limit. */
+async function withinRateLimit(rateLimiter: NonNullable<TunnelRuntime["rateLimiter"]>, request: Request): Promise<boolean> {
+  try {
+    const { success } = await rateLimiter.limit({ key: request.headers.get("cf-connecting-ip") ?? "unknown" });
+    return success;
+  } catch {
+    return true;
+  }
+}
+
+async function tunnel(
+  request: Request,
+  config: TunnelConfig,
+  rateLimiter: TunnelRuntime["rateLimiter"],
+): Promise<Handled> {
   let query: TunnelQuery | undefined;
   let bytes: number | null = null;
-  const reject = (reason: RejectionReason): Handled => ({
-    response: rejectionResponse(reason),
+  const reject = (reason: RejectionReason, headers?: Record<string, string>): Handled => ({
+    response: rejectionResponse(reason, headers),
     reason,
     query,
     bytes,
@@ -96,6 +127,12 @@ async function tunnel(request: Request, config: TunnelConfig): Promise<Handled> 
     return reject("origin_not_allowed");
   }
 
+  if (rateLimiter && !(await withinRateLimit(rateLimiter, request))) {
+    const period = String(config.rateLimitPeriodSeconds);
+    // Sentry's own header: no categories means every category, so the SDK holds back everything.
+    return reject("rate_limited", { "retry-after": period, "x-sentry-rate-limits": `${period}::key` });
+  }
+
   const declaredLength = request.headers.get("content-length") ?? "";
   const contentLength = /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : undefined;
   bytes = contentLength ?? null;
@@ -105,15 +142,20 @@ async function tunnel(request: Request, config: TunnelConfig): Promise<Handled> 
   if (!encoding) return reject("unsupported_encoding");
   if (!request.body || contentLength === 0) return reject("empty_envelope");
 
+  // One deadline for the whole exchange: receiving the body, and Sentry's answer.
+  const deadline = AbortSignal.timeout(config.upstreamTimeoutMs);
+
   // workerd hands a body over in 4 KiB chunks, so even a 10 KB event would need the piping below;
   // a small body is cheaper taken whole, in one native call.
   const small = contentLength !== undefined && contentLength <= SMALL_BODY_BYTES;
   const reader = small ? undefined : request.body.getReader();
   let head;
   try {
-    head = await readEnvelopeHead(reader ?? wholeBody(new Uint8Array(await request.arrayBuffer())), encoding);
+    const source = reader ?? wholeBody(new Uint8Array(await beforeDeadline(request.arrayBuffer(), deadline)));
+    head = await beforeDeadline(readEnvelopeHead(source, encoding), deadline);
   } catch {
-    return reject("body_incomplete");
+    reader?.cancel().catch(() => {});
+    return reject(deadline.aborted ? "body_timeout" : "body_incomplete");
   }
   reader?.releaseLock();
   if (!head.ok) return reject(head.reason);
@@ -133,17 +175,17 @@ async function tunnel(request: Request, config: TunnelConfig): Promise<Handled> 
     rest: whole ? undefined : request.body,
     contentLength,
     maxBytes: config.maxEnvelopeBytes,
-    timeoutMs: config.upstreamTimeoutMs,
+    deadline,
   });
   bytes = forwarded.bytes;
   if (!forwarded.ok) return reject(forwarded.reason);
 
-  const upstream = forwarded.response;
+  const { answer } = forwarded;
   return {
-    response: new Response(upstream.body, { status: upstream.status, headers: returnedResponseHeaders(upstream.headers) }),
+    response: new Response(answer.body, { status: answer.status, headers: returnedResponseHeaders(answer.headers) }),
     reason: null,
     query,
     bytes,
-    upstreamStatus: upstream.status,
+    upstreamStatus: answer.status,
   };
 }

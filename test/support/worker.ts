@@ -25,11 +25,27 @@ export interface RunningWorker {
   dispose(): Promise<void>;
 }
 
+/** The parts of `wrangler.toml`'s `[[ratelimits]]` and `[[analytics_engine_datasets]]` that Miniflare takes. */
+interface RateLimitSettings {
+  name: string;
+  namespace_id: string;
+  simple: { limit: number; period: number };
+}
+interface DatasetSettings {
+  binding: string;
+  dataset?: string;
+}
+
+export interface WorkerOptions {
+  /** Replaces `wrangler.toml`'s rate limit: suites that are not about it send far more than 60 per 10 s. */
+  rateLimit?: { limit: number; period: number };
+}
+
 /**
  * The built Worker (`build/index.js`, made by `npm run build`) in workerd, configured as
- * `wrangler.toml` says, with `vars` laid over the file's own.
+ * `wrangler.toml` says (vars, rate limiter, analytics dataset), with `vars` laid over the file's own.
  */
-export async function startWorker(vars: Record<string, string> = {}): Promise<RunningWorker> {
+export async function startWorker(vars: Record<string, string> = {}, options: WorkerOptions = {}): Promise<RunningWorker> {
   const main = `${root}build/index.js`;
   if (!existsSync(main)) throw new Error("build/index.js is missing: run `npm run build` (npm test does) first");
   const config = unstable_readConfig({ config: `${root}wrangler.toml` });
@@ -49,6 +65,15 @@ export async function startWorker(vars: Record<string, string> = {}): Promise<Ru
     compatibilityDate: config.compatibility_date,
     compatibilityFlags: config.compatibility_flags,
     bindings: { ...(config.vars as Record<string, string>), ...vars },
+    ratelimits: Object.fromEntries(
+      (config.ratelimits as RateLimitSettings[]).map(({ name, namespace_id, simple }) => [
+        name,
+        { namespace_id, simple: options.rateLimit ?? simple },
+      ]),
+    ),
+    analyticsEngineDatasets: Object.fromEntries(
+      (config.analytics_engine_datasets as DatasetSettings[]).map(({ binding, dataset }) => [binding, { dataset: dataset ?? binding }]),
+    ),
     assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
     handleRuntimeStdio(stdout: Readable, stderr: Readable) {
       collect(stdout);
