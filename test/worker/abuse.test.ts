@@ -256,7 +256,8 @@ describe("a bug in the tunnel itself", () => {
 
 /** Bundles a fixture Worker from `test/worker/fixtures` as the app's build does: for workerd. */
 async function bundleFixture(name: string): Promise<string> {
-  const outfile = `${root}build/test-fixtures/${name}.js`;
+  // Under the project (workerd refuses paths above it), but outside build/, which is deployed.
+  const outfile = `${root}.cache/test-fixtures/${name}.js`;
   await build({
     entryPoints: [`${root}test/worker/fixtures/${name}.ts`],
     outfile,

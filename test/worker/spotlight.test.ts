@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from "node:child_process";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { eventually } from "../support/fake-ingest";
+import { freePort } from "../support/wrangler-dev";
+import { APP_DSN, root, startWorker, type RunningWorker } from "../support/worker";
+
+/** What `npm start` runs: the tunnel and the Worker's own SDK both sending to a real Spotlight. */
+describe("with Spotlight as the local Sentry", () => {
+  let spotlight: ChildProcess;
+  let origin: string;
+  let worker: RunningWorker;
+  let stream = "";
+  const controller = new AbortController();
+
+  beforeAll(async () => {
+    const port = await freePort();
+    origin = `http://127.0.0.1:${port}`;
+    spotlight = spawn(`${root}node_modules/.bin/spotlight`, ["server", "--port", String(port)], { stdio: "ignore" });
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      try {
+        const response = await fetch(`${origin}/stream`, { signal: controller.signal });
+        void response.body!.pipeThrough(new TextDecoderStream()).pipeTo(
+          new WritableStream({
+            write(text) {
+              stream += text;
+            },
+          }),
+        ).catch(() => undefined);
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    worker = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: origin });
+  });
+  afterAll(async () => {
+    controller.abort();
+    await worker?.dispose();
+    spotlight?.kill("SIGTERM");
+  });
+
+  it("shows an envelope posted to /monitoring", async () => {
+    const envelope = `${JSON.stringify({ dsn: APP_DSN, event_id: "5907a1c0ffee5907a1c0ffee5907a1c0" })}\n{"type":"event"}\n${JSON.stringify({ event_id: "5907a1c0ffee5907a1c0ffee5907a1c0", message: "seen in Spotlight", level: "error" })}\n`;
+    const response = await worker.fetch("/monitoring?o=4501&p=4502&r=us", { method: "POST", body: envelope });
+    expect(response.status).toBe(200);
+    await eventually(() => stream.includes("seen in Spotlight"), 10_000);
+  });
+
+  it("shows the Worker's own server errors beside the browser's", async () => {
+    const response = await worker.fetch("/sentry-example-page", { method: "POST", body: new URLSearchParams({ intent: "server-error" }) });
+    expect(response.status).toBe(500);
+    await eventually(() => stream.includes("Self-test: an error thrown in a server action"), 10_000);
+  });
+});
