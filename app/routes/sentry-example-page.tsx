@@ -66,80 +66,47 @@ export default function SelfTest() {
         </p>
       )}
       <ul className="actions">
-        <li>
-          <button
-            type="button"
-            className="button"
-            onClick={() => {
-              start({
-                title: "Client error",
-                expected: "An error event goes through the tunnel.",
-                awaits: (candidate) => candidate.itemTypes.includes("event"),
-              });
-              throw new Error("Self-test: an error thrown in the browser");
-            }}
-          >
-            Throw a client error
-          </button>
-        </li>
-        <li>
-          <Form method="post" reloadDocument>
-            <input type="hidden" name="intent" value="server-error" />
-            <button type="submit" className="button">
-              Throw a server error
-            </button>
-          </Form>
-        </li>
-        <li>
-          <button
-            type="button"
-            className="button"
-            onClick={() => {
-              logger.info("Self-test: a log from the browser", { page: "sentry-example-page" });
-              start({
-                title: "Log",
-                expected: "The SDK sends buffered logs 5 s after the last one.",
-                awaits: (candidate) => candidate.itemTypes.includes("log"),
-              });
-            }}
-          >
-            Send a log
-          </button>
-        </li>
-        <li>
-          <button
-            type="button"
-            className="button"
-            onClick={() => {
-              // A redirect thrown outside a loader becomes an unhandled rejection: control flow, not a failure.
-              void Promise.reject(redirect("/sentry-example-page?redirected=browser"));
-              start({ title: "Thrown redirect (browser)", expected: "Filtered: nothing is sent." });
-            }}
-          >
-            Throw a redirect in the browser
-          </button>
-        </li>
-        <li>
-          <Form method="post">
-            <input type="hidden" name="intent" value="redirect" />
-            <button type="submit" className="button">
-              Throw a redirect on the server
-            </button>
-          </Form>
-        </li>
-        <li>
-          <button
-            type="button"
-            className="button"
-            onClick={() => {
-              // An aborted fetch left unhandled: the AbortError every navigation-away produces.
-              void fetch(window.location.href, { signal: AbortSignal.abort() });
-              start({ title: "Noisy browser error", expected: "Ignored: nothing is sent." });
-            }}
-          >
-            Trigger a noisy browser error
-          </button>
-        </li>
+        <TrialButton
+          label="Throw a client error"
+          onClick={() => {
+            start({
+              title: "Client error",
+              expected: "An error event goes through the tunnel.",
+              awaits: (candidate) => candidate.itemTypes.includes("event"),
+            });
+            throw new Error("Self-test: an error thrown in the browser");
+          }}
+        />
+        {/* A full page load, so that the error page comes from the server with the server's event id. */}
+        <ServerTrial intent="server-error" label="Throw a server error" reloadDocument />
+        <TrialButton
+          label="Send a log"
+          onClick={() => {
+            logger.info("Self-test: a log from the browser", { page: "sentry-example-page" });
+            start({
+              title: "Log",
+              expected: "The SDK sends buffered logs 5 s after the last one.",
+              awaits: (candidate) => candidate.itemTypes.includes("log"),
+            });
+          }}
+        />
+        <TrialButton
+          label="Throw a redirect in the browser"
+          onClick={() => {
+            // A redirect thrown outside a loader becomes an unhandled rejection: control flow, not a failure.
+            void Promise.reject(redirect("/sentry-example-page?redirected=browser"));
+            start({ title: "Thrown redirect (browser)", expected: "Filtered: nothing is sent." });
+          }}
+        />
+        <ServerTrial intent="redirect" label="Throw a redirect on the server" />
+        <TrialButton
+          label="Trigger a noisy browser error"
+          onClick={() => {
+            // An aborted fetch left unhandled: the AbortError every navigation-away produces.
+            void fetch(window.location.href, { signal: AbortSignal.abort() });
+            start({ title: "Noisy browser error", expected: "Ignored: nothing is sent." });
+          }}
+        />
         <li>
           <Link to="/this-page-does-not-exist" className="button">
             Open a missing page
@@ -172,5 +139,29 @@ export default function SelfTest() {
         </div>
       )}
     </section>
+  );
+}
+
+function TrialButton({ label, onClick }: { label: string; onClick: () => void }) {
+  return (
+    <li>
+      <button type="button" className="button" onClick={onClick}>
+        {label}
+      </button>
+    </li>
+  );
+}
+
+/** A self-test that runs in this route's action. */
+function ServerTrial({ intent, label, reloadDocument }: { intent: string; label: string; reloadDocument?: boolean }) {
+  return (
+    <li>
+      <Form method="post" reloadDocument={reloadDocument}>
+        <input type="hidden" name="intent" value={intent} />
+        <button type="submit" className="button">
+          {label}
+        </button>
+      </Form>
+    </li>
   );
 }
