@@ -1,6 +1,6 @@
 import type { ContentEncoding } from "./header-policy.server";
 
-/** Relay's own limit for an envelope's header line is far below this; anything longer is not an envelope. */
+/** An envelope's header is a small JSON object (DSN, ids, trace context): 64 KiB is far past any real one. */
 export const MAX_HEADER_LINE_BYTES = 64 * 1024;
 
 const NEWLINE = 0x0a;

@@ -165,7 +165,7 @@ async function tunnel(
   const verdict = checkEnvelopeDsn(head.head.dsn, query, config.allowedDsns);
   if (!verdict.ok) return reject(verdict.reason);
 
-  // Small bodies often arrive whole with the header line; then there is nothing left to pipe.
+  // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
   const whole = head.head.ended || head.head.consumedBytes === contentLength;
   const forwarded = await forwardEnvelope({
     url: verdict.allowed.upstreamUrl,
