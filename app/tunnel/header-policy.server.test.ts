@@ -19,7 +19,7 @@ describe("upstreamRequestHeaders", () => {
   });
 
   it("sends the client's identity and IP, and no first-party header", () => {
-    const headers = Object.fromEntries(upstreamRequestHeaders(client, "identity", 123));
+    const headers = upstreamRequestHeaders(client, "identity", 123);
     expect(headers).toEqual({
       "content-type": "application/x-sentry-envelope",
       "content-length": "123",
@@ -35,9 +35,9 @@ describe("upstreamRequestHeaders", () => {
 
   it("keeps the body's encoding and leaves out an unknown length", () => {
     const headers = upstreamRequestHeaders(new Headers(), "gzip", undefined);
-    expect(headers.get("content-encoding")).toBe("gzip");
-    expect(headers.has("content-length")).toBe(false);
-    expect(headers.has("x-forwarded-for")).toBe(false);
+    expect(headers["content-encoding"]).toBe("gzip");
+    expect(headers).not.toHaveProperty("content-length");
+    expect(headers).not.toHaveProperty("x-forwarded-for");
   });
 });
 

@@ -2,7 +2,7 @@ import type { TunnelConfig } from "../config.server";
 import { tunnelDataPoint } from "./analytics.server";
 import { checkEnvelopeDsn } from "./dsn-policy.server";
 import { readEnvelopeHead, wholeBody } from "./envelope-head.server";
-import { beforeDeadline, forwardEnvelope } from "./forward.server";
+import { beforeCutoff, Cutoff, forwardEnvelope } from "./forward.server";
 import { contentEncodingOf, returnedResponseHeaders, upstreamRequestHeaders } from "./header-policy.server";
 import { rejectionResponse, type RejectionReason } from "./rejection.server";
 import { parseTunnelQuery, type TunnelQuery } from "./tunnel-query.server";
@@ -143,49 +143,54 @@ async function tunnel(
   if (!request.body || contentLength === 0) return reject("empty_envelope");
 
   // One deadline for the whole exchange: receiving the body, and Sentry's answer.
-  const deadline = AbortSignal.timeout(config.upstreamTimeoutMs);
-
-  // workerd hands a body over in 4 KiB chunks, so even a 10 KB event would need the piping below;
-  // a small body is cheaper taken whole, in one native call.
-  const small = contentLength !== undefined && contentLength <= SMALL_BODY_BYTES;
-  const reader = small ? undefined : request.body.getReader();
-  let head;
+  const cutoff = new Cutoff(config.upstreamTimeoutMs);
   try {
-    const source = reader ?? wholeBody(new Uint8Array(await beforeDeadline(request.arrayBuffer(), deadline)));
-    head = await beforeDeadline(readEnvelopeHead(source, encoding), deadline);
-  } catch {
-    reader?.cancel().catch(() => {});
-    return reject(deadline.aborted ? "body_timeout" : "body_incomplete");
+
+    // workerd hands a body over in 4 KiB chunks, so even a 10 KB event would need the piping below;
+    // a small body is cheaper taken whole, in one native call.
+    const small = contentLength !== undefined && contentLength <= SMALL_BODY_BYTES;
+    const reader = small ? undefined : request.body.getReader();
+    let head;
+    try {
+      head = reader
+        ? await beforeCutoff(readEnvelopeHead(reader, encoding), cutoff)
+        : await readEnvelopeHead(wholeBody(new Uint8Array(await beforeCutoff(request.arrayBuffer(), cutoff))), encoding);
+    } catch {
+      reader?.cancel().catch(() => {});
+      return reject(cutoff.timedOut ? "body_timeout" : "body_incomplete");
+    }
+    reader?.releaseLock();
+    if (!head.ok) return reject(head.reason);
+    bytes = head.head.consumedBytes;
+    if (bytes > config.maxEnvelopeBytes) return reject("envelope_too_large");
+
+    const verdict = checkEnvelopeDsn(head.head.dsn, query, config.allowedDsns);
+    if (!verdict.ok) return reject(verdict.reason);
+
+    // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
+    const whole = head.head.ended || head.head.consumedBytes === contentLength;
+    const forwarded = await forwardEnvelope({
+      url: verdict.allowed.upstreamUrl,
+      headers: upstreamRequestHeaders(request.headers, encoding, contentLength),
+      consumed: head.head.consumed,
+      consumedBytes: head.head.consumedBytes,
+      rest: whole ? undefined : request.body,
+      contentLength,
+      maxBytes: config.maxEnvelopeBytes,
+      cutoff,
+    });
+    bytes = forwarded.bytes;
+    if (!forwarded.ok) return reject(forwarded.reason);
+
+    const { answer } = forwarded;
+    return {
+      response: new Response(answer.body, { status: answer.status, headers: returnedResponseHeaders(answer.headers) }),
+      reason: null,
+      query,
+      bytes,
+      upstreamStatus: answer.status,
+    };
+  } finally {
+    cutoff.end();
   }
-  reader?.releaseLock();
-  if (!head.ok) return reject(head.reason);
-  bytes = head.head.consumedBytes;
-  if (bytes > config.maxEnvelopeBytes) return reject("envelope_too_large");
-
-  const verdict = checkEnvelopeDsn(head.head.dsn, query, config.allowedDsns);
-  if (!verdict.ok) return reject(verdict.reason);
-
-  // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
-  const whole = head.head.ended || head.head.consumedBytes === contentLength;
-  const forwarded = await forwardEnvelope({
-    url: verdict.allowed.upstreamUrl,
-    headers: upstreamRequestHeaders(request.headers, encoding, contentLength),
-    consumed: head.head.consumed,
-    consumedBytes: head.head.consumedBytes,
-    rest: whole ? undefined : request.body,
-    contentLength,
-    maxBytes: config.maxEnvelopeBytes,
-    deadline,
-  });
-  bytes = forwarded.bytes;
-  if (!forwarded.ok) return reject(forwarded.reason);
-
-  const { answer } = forwarded;
-  return {
-    response: new Response(answer.body, { status: answer.status, headers: returnedResponseHeaders(answer.headers) }),
-    reason: null,
-    query,
-    bytes,
-    upstreamStatus: answer.status,
-  };
 }

@@ -2,11 +2,11 @@ import { fileURLToPath } from "node:url";
 
 import { defineConfig } from "vitest/config";
 
-/** `npm run bench`: one long run, apart from `npm test`, which carries no timing at all. */
+/** `npm run bench` and `npm run bench:profile`: long runs, apart from `npm test`, which carries no timing at all. */
 export default defineConfig({
   test: {
     root: fileURLToPath(new URL("../..", import.meta.url)),
-    include: ["test/bench/tunnel.bench.ts"],
+    include: ["test/bench/*.bench.ts"],
     testTimeout: 300_000,
     hookTimeout: 120_000,
   },

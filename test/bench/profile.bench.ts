@@ -1,0 +1,93 @@
+import type { Readable } from "node:stream";
+
+import { Miniflare } from "miniflare";
+import { it } from "vitest";
+
+import { APP_DSN, root } from "../support/worker";
+import { envelopeOf, startDrainingIngest } from "./measure";
+import { freePort } from "../support/wrangler-dev";
+import { runLoad } from "./wrk";
+
+interface ProfileNode {
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  hitCount?: number;
+}
+
+/** A minimal Chrome DevTools Protocol client: one request at a time, answers matched by id. */
+async function devtools(url: string) {
+  const socket = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    socket.addEventListener("open", resolve, { once: true });
+    socket.addEventListener("error", reject, { once: true });
+  });
+  let lastId = 0;
+  const waiting = new Map<number, (result: unknown) => void>();
+  socket.addEventListener("message", (message) => {
+    const data = JSON.parse(String(message.data)) as { id?: number; result?: unknown };
+    if (data.id !== undefined) waiting.get(data.id)?.(data.result);
+  });
+  return {
+    send<T>(method: string, params: object = {}): Promise<T> {
+      const id = ++lastId;
+      socket.send(JSON.stringify({ id, method, params }));
+      return new Promise<T>((resolve) => waiting.set(id, (result) => resolve(result as T)));
+    },
+    close: () => socket.close(),
+  };
+}
+
+/**
+ * `npm run bench:profile`: samples the tunnel's isolate under a 10 KB load and prints where its
+ * own CPU goes, by function (minified names: look them up in build/index.js at line:column). The
+ * inspector is attached, so `console.log` costs far more here than without it.
+ */
+it("profiles the tunnel's isolate", async () => {
+  const ingest = await startDrainingIngest();
+  const inspectorPort = await freePort();
+  const miniflare = new Miniflare({
+    rootPath: root,
+    modules: [{ type: "ESModule", path: `${root}build/index.js` }],
+    compatibilityDate: "2026-07-30",
+    compatibilityFlags: ["nodejs_compat"],
+    bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
+    inspectorPort,
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      stdout.resume();
+      stderr.resume();
+    },
+  });
+  try {
+    const { origin } = await miniflare.ready;
+    const load = { url: `${origin}/monitoring?o=4501&p=4502&r=us`, body: envelopeOf(10 * 1024, "event"), connections: 16 };
+    await runLoad({ ...load, seconds: 1 });
+
+    const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { title: string; webSocketDebuggerUrl: string }[];
+    const app = targets.find((target) => target.title.includes("core:user"));
+    if (!app) throw new Error(`no user Worker among ${targets.map((target) => target.title).join(", ")}`);
+    const client = await devtools(app.webSocketDebuggerUrl);
+    await client.send("Profiler.enable");
+    await client.send("Profiler.setSamplingInterval", { interval: 100 });
+    await client.send("Profiler.start");
+    await runLoad({ ...load, seconds: 4 });
+    const { profile } = await client.send<{ profile: { nodes: ProfileNode[] } }>("Profiler.stop");
+    client.close();
+
+    const samples = new Map<string, number>();
+    let total = 0;
+    for (const { callFrame, hitCount = 0 } of profile.nodes) {
+      const where = callFrame.url ? ` ${callFrame.url.split("/").pop()}:${callFrame.lineNumber + 1}:${callFrame.columnNumber + 1}` : "";
+      const name = `${callFrame.functionName || "(anonymous)"}${where}`;
+      samples.set(name, (samples.get(name) ?? 0) + hitCount);
+      total += hitCount;
+    }
+    console.table(
+      [...samples]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 25)
+        .map(([name, count]) => ({ "Self time": `${((100 * count) / total).toFixed(1)} %`, Function: name })),
+    );
+  } finally {
+    await miniflare.dispose();
+    await ingest.stop();
+  }
+});
