@@ -124,7 +124,7 @@ export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardR
     answer = await beforeCutoff(response.arrayBuffer(), cutoff);
   } catch {
     response.body?.cancel().catch(() => {});
-    return { ok: false, reason: "upstream_timeout", bytes: body.bytes() };
+    return { ok: false, reason: cutoff.timedOut ? "upstream_timeout" : "upstream_unreachable", bytes: body.bytes() };
   }
   const answerBody = answer.byteLength > 0 ? answer : null;
   return { ok: true, answer: { status: response.status, headers: response.headers, body: answerBody }, bytes: body.bytes() };
