@@ -9,6 +9,7 @@ describe("readConfig", () => {
     const config = readConfig({});
     expect(config.sentry).toEqual({
       dsn: undefined,
+      project: undefined,
       environment: "production",
       tracesSampleRate: 1,
       tracePropagationTargets: [],

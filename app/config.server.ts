@@ -11,6 +11,8 @@ export interface AppConfig {
 export interface SentryConfig {
   /** The app's own public DSN; `undefined` when monitoring is not configured. */
   dsn: string | undefined;
+  /** That DSN's allow-list entry: its org, region and project, parsed once here rather than per page. */
+  project: AllowedDsn | undefined;
   environment: string;
   tracesSampleRate: number;
   /** Origins beyond the app's own that receive `sentry-trace` and `baggage`. */
@@ -72,17 +74,18 @@ export function readConfig(env: Partial<ConfigEnv>): AppConfig {
     const allowed = allowedDsnFrom(dsn, upstreamOrigin);
     allowedDsns.set(allowed.key, allowed);
   }
-  const ownAllowed = ownDsn ? allowedDsns.get(dsnToString(ownDsn)) : undefined;
+  const project = ownDsn ? allowedDsns.get(dsnToString(ownDsn)) : undefined;
 
   return {
     sentry: {
       dsn: ownDsn ? dsnToString(ownDsn) : undefined,
+      project,
       environment: text(env.SENTRY_ENVIRONMENT) || "production",
       tracesSampleRate: sampleRate(env, "SENTRY_TRACES_SAMPLE_RATE", 1),
       tracePropagationTargets: list(env.SENTRY_TRACE_PROPAGATION_TARGETS).map((value) =>
         origin("SENTRY_TRACE_PROPAGATION_TARGETS", value),
       ),
-      workerEnvelopeUrl: upstreamOrigin ? ownAllowed?.upstreamUrl : undefined,
+      workerEnvelopeUrl: upstreamOrigin ? project?.upstreamUrl : undefined,
     },
     tunnel: {
       allowedDsns,

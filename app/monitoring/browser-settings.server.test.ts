@@ -1,6 +1,8 @@
+import { dsnFromString } from "@sentry/core";
 import { describe, expect, it } from "vitest";
 
 import { readConfig } from "../config.server";
+import { allowedDsnFrom } from "../tunnel/dsn-policy.server";
 import { browserMonitoringSettings, tunnelPathFor } from "./browser-settings.server";
 
 describe("tunnelPathFor", () => {
@@ -10,7 +12,7 @@ describe("tunnelPathFor", () => {
     ["https://k@o13.ingest.sentry.io/23", "/monitoring?o=13&p=23"],
     ["https://k@sentry.example.com/base/24", "/monitoring?p=24"],
   ])("%s → %s", (dsn, path) => {
-    expect(tunnelPathFor(dsn)).toBe(path);
+    expect(tunnelPathFor(allowedDsnFrom(dsnFromString(dsn)!))).toBe(path);
   });
 });
 

@@ -1,29 +1,23 @@
-import { dsnFromString } from "@sentry/core";
-
 import type { SentryConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import { saasIngestOf } from "../tunnel/upstream-target.server";
+import type { AllowedDsn } from "../tunnel/dsn-policy.server";
 import type { BrowserMonitoringSettings } from "./browser-options";
 
 /** The tunnel path for a DSN: `o` and `r` for Sentry SaaS, only `p` for a self-hosted DSN. */
-export function tunnelPathFor(dsn: string): string | undefined {
-  const components = dsnFromString(dsn);
-  if (!components) return undefined;
-  const saas = saasIngestOf(components.host);
+export function tunnelPathFor(project: Pick<AllowedDsn, "org" | "region" | "projectId">): string {
   const query = new URLSearchParams();
-  if (saas) query.set("o", saas.org);
-  query.set("p", components.projectId);
-  if (saas?.region) query.set("r", saas.region);
+  if (project.org) query.set("o", project.org);
+  query.set("p", project.projectId);
+  if (project.region) query.set("r", project.region);
   return `/monitoring?${query}`;
 }
 
 /** `null` when monitoring is not configured: the page then starts no SDK at all. */
 export function browserMonitoringSettings(sentry: SentryConfig): BrowserMonitoringSettings | null {
-  const tunnel = sentry.dsn ? tunnelPathFor(sentry.dsn) : undefined;
-  if (!sentry.dsn || !tunnel) return null;
+  if (!sentry.dsn || !sentry.project) return null;
   return {
     dsn: sentry.dsn,
-    tunnel,
+    tunnel: tunnelPathFor(sentry.project),
     release: RELEASE,
     environment: sentry.environment,
     tracesSampleRate: sentry.tracesSampleRate,

@@ -1,8 +1,5 @@
-import { dsnFromString } from "@sentry/core";
-
 import type { SentryConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import { saasIngestOf } from "../tunnel/upstream-target.server";
 
 /** What the home page's Monitoring panel shows: enough to recognise the project, never the DSN's key. */
 export type MonitoringSummary =
@@ -17,14 +14,13 @@ export type MonitoringSummary =
     };
 
 export function monitoringSummary(sentry: SentryConfig): MonitoringSummary {
-  const dsn = sentry.dsn ? dsnFromString(sentry.dsn) : undefined;
-  if (!dsn) return { configured: false };
-  const saas = saasIngestOf(dsn.host);
+  const { project } = sentry;
+  if (!project) return { configured: false };
   return {
     configured: true,
-    project: dsn.projectId,
-    org: saas?.org ?? null,
-    region: saas?.region ?? null,
+    project: project.projectId,
+    org: project.org ?? null,
+    region: project.region ?? null,
     environment: sentry.environment,
     release: RELEASE,
   };
