@@ -15,34 +15,41 @@ describe("readConfig", () => {
       tracePropagationTargets: [],
       workerEnvelopeUrl: undefined,
     });
-    expect(config.tunnel.maxEnvelopeBytes).toBe(20_971_520);
-    expect(config.tunnel.upstreamTimeoutMs).toBe(30_000);
-    expect(config.tunnel.allowedDsns.size).toBe(0);
-    expect(config.tunnel.allowedOrigins.size).toBe(0);
+    expect(config.tunnel).toEqual({
+      allowedDsns: [],
+      allowedOrigins: [],
+      maxEnvelopeBytes: 20_971_520,
+      timeoutMs: 30_000,
+      upstreamOrigin: undefined,
+      rateLimitPeriodSeconds: 10,
+    });
   });
 
-  it("allows the app's own DSN and the extra ones, pointed at the development origin when one is set", () => {
+  it("allows the app's own DSN and the extra ones, and sends the Worker's events to the development origin", () => {
     const config = readConfig({
       SENTRY_DSN: DSN,
-      TUNNEL_ALLOWED_DSNS: " https://k@sentry.example.com/7 , ",
+      TUNNEL_ALLOWED_DSNS: " https://k:legacysecret@sentry.example.com/7 , ",
       TUNNEL_UPSTREAM_ORIGIN: "http://127.0.0.1:8969",
     });
-    expect([...config.tunnel.allowedDsns.values()].map((dsn) => dsn.upstreamUrl)).toEqual([
-      "http://127.0.0.1:8969/api/2/envelope/?hsts=0",
-      "http://127.0.0.1:8969/api/7/envelope/",
-    ]);
-    expect(config.sentry.workerEnvelopeUrl).toBe("http://127.0.0.1:8969/api/2/envelope/?hsts=0");
+    expect(config.tunnel.allowedDsns.map((dsn) => dsn.text)).toEqual([DSN, "https://k@sentry.example.com/7"]);
+    expect(config.tunnel.upstreamOrigin).toBe("http://127.0.0.1:8969");
+    expect(config.sentry).toMatchObject({
+      dsn: DSN,
+      project: { org: "1", region: "us", projectId: "2" },
+      workerEnvelopeUrl: "http://127.0.0.1:8969/api/2/envelope/?hsts=0",
+    });
   });
 
   it("normalises origins", () => {
     const config = readConfig({ TUNNEL_ALLOWED_ORIGINS: "https://a.example.com/, http://localhost:3000" });
-    expect([...config.tunnel.allowedOrigins]).toEqual(["https://a.example.com", "http://localhost:3000"]);
+    expect(config.tunnel.allowedOrigins).toEqual(["https://a.example.com", "http://localhost:3000"]);
   });
 
   it.each([
     ["SENTRY_DSN", "not a dsn"],
     ["SENTRY_DSN", "https://o1.ingest.sentry.io/2"],
     ["TUNNEL_ALLOWED_DSNS", `${DSN},https://k@host/notaproject`],
+    ["TUNNEL_ALLOWED_DSNS", `${DSN}abc`],
     ["TUNNEL_MAX_ENVELOPE_BYTES", "20MB"],
     ["TUNNEL_MAX_ENVELOPE_BYTES", "0"],
     ["TUNNEL_UPSTREAM_TIMEOUT_MS", "-5"],

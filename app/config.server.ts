@@ -1,37 +1,24 @@
-import { dsnFromString, dsnToString, type DsnComponents } from "@sentry/core";
-
-import { allowedDsnFrom, type AllowedDsn } from "./tunnel/dsn-policy.server";
+import { parseDsn, type Dsn } from "./tunnel/dsn.server";
+import type { TunnelSettings } from "./tunnel/tunnel.server";
+import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./tunnel/upstream-target.server";
 
 /** The Worker's settings, read from `env` once and checked, so that a request never meets a bad one. */
 export interface AppConfig {
   sentry: SentryConfig;
-  tunnel: TunnelConfig;
+  tunnel: TunnelSettings;
 }
 
 export interface SentryConfig {
-  /** The app's own public DSN; `undefined` when monitoring is not configured. */
+  /** The app's own public DSN, as the SDKs are given it; `undefined` when monitoring is not configured. */
   dsn: string | undefined;
-  /** That DSN's allow-list entry: its org, region and project, parsed once here rather than per page. */
-  project: AllowedDsn | undefined;
+  /** Which project that DSN reports to: the browser's tunnel path names it. */
+  project: ProjectIdentity | undefined;
   environment: string;
   tracesSampleRate: number;
   /** Origins beyond the app's own that receive `sentry-trace` and `baggage`. */
   tracePropagationTargets: readonly string[];
   /** Development and tests: where the Worker's own SDK sends, instead of Sentry (`TUNNEL_UPSTREAM_ORIGIN`). */
   workerEnvelopeUrl: string | undefined;
-}
-
-export interface TunnelConfig {
-  /** Keyed by the DSN's canonical string (`dsnToString` without the secret). */
-  allowedDsns: ReadonlyMap<string, AllowedDsn>;
-  maxEnvelopeBytes: number;
-  /** Browser origins allowed besides the request's own. */
-  allowedOrigins: ReadonlySet<string>;
-  upstreamTimeoutMs: number;
-  /** Development and tests only: where every upstream URL is sent instead of Sentry. */
-  upstreamOrigin: string | undefined;
-  /** The rate limiter's period: how long a limited client is told to wait. */
-  rateLimitPeriodSeconds: number;
 }
 
 /** The variables this module reads; the rest of `env` (bindings) is not its concern. */
@@ -67,31 +54,24 @@ const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
 export function readConfig(env: Partial<ConfigEnv>): AppConfig {
   const ownDsn = optionalDsn(env, "SENTRY_DSN");
   const upstreamOrigin = optionalOrigin(env, "TUNNEL_UPSTREAM_ORIGIN");
-
-  const allowedDsns = new Map<string, AllowedDsn>();
-  const extraDsns = list(env.TUNNEL_ALLOWED_DSNS).map((value) => parseDsn("TUNNEL_ALLOWED_DSNS", value));
-  for (const dsn of ownDsn ? [ownDsn, ...extraDsns] : extraDsns) {
-    const allowed = allowedDsnFrom(dsn, upstreamOrigin);
-    allowedDsns.set(allowed.key, allowed);
-  }
-  const project = ownDsn ? allowedDsns.get(dsnToString(ownDsn)) : undefined;
+  const extraDsns = list(env.TUNNEL_ALLOWED_DSNS).map((value) => dsn("TUNNEL_ALLOWED_DSNS", value));
 
   return {
     sentry: {
-      dsn: ownDsn ? dsnToString(ownDsn) : undefined,
-      project,
+      dsn: ownDsn?.text,
+      project: ownDsn && projectOf(ownDsn),
       environment: text(env.SENTRY_ENVIRONMENT) || "production",
       tracesSampleRate: sampleRate(env, "SENTRY_TRACES_SAMPLE_RATE", 1),
       tracePropagationTargets: list(env.SENTRY_TRACE_PROPAGATION_TARGETS).map((value) =>
         origin("SENTRY_TRACE_PROPAGATION_TARGETS", value),
       ),
-      workerEnvelopeUrl: upstreamOrigin ? project?.upstreamUrl : undefined,
+      workerEnvelopeUrl: ownDsn && upstreamOrigin ? upstreamUrlFor(ownDsn, upstreamOrigin) : undefined,
     },
     tunnel: {
-      allowedDsns,
+      allowedDsns: ownDsn ? [ownDsn, ...extraDsns] : extraDsns,
       maxEnvelopeBytes: positiveInteger(env, "TUNNEL_MAX_ENVELOPE_BYTES", DEFAULT_MAX_ENVELOPE_BYTES),
-      allowedOrigins: new Set(list(env.TUNNEL_ALLOWED_ORIGINS).map((value) => origin("TUNNEL_ALLOWED_ORIGINS", value))),
-      upstreamTimeoutMs: positiveInteger(env, "TUNNEL_UPSTREAM_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUT_MS),
+      allowedOrigins: [...new Set(list(env.TUNNEL_ALLOWED_ORIGINS).map((value) => origin("TUNNEL_ALLOWED_ORIGINS", value)))],
+      timeoutMs: positiveInteger(env, "TUNNEL_UPSTREAM_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUT_MS),
       upstreamOrigin,
       rateLimitPeriodSeconds: positiveInteger(env, "TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
     },
@@ -109,17 +89,15 @@ function list(value: string | undefined): string[] {
     .filter((item) => item !== "");
 }
 
-function optionalDsn(env: Partial<ConfigEnv>, variable: keyof ConfigEnv): DsnComponents | undefined {
+function optionalDsn(env: Partial<ConfigEnv>, variable: keyof ConfigEnv): Dsn | undefined {
   const value = text(env[variable]);
-  return value === "" ? undefined : parseDsn(variable, value);
+  return value === "" ? undefined : dsn(variable, value);
 }
 
-function parseDsn(variable: keyof ConfigEnv, value: string): DsnComponents {
-  const dsn = /^https?:\/\//.test(value) ? dsnFromString(value) : undefined;
-  if (!dsn?.publicKey || !/^\d+$/.test(dsn.projectId)) {
-    throw new ConfigError(variable, `is not a valid Sentry DSN (https://<key>@<host>/<project id>): "${value}"`);
-  }
-  return dsn;
+function dsn(variable: keyof ConfigEnv, value: string): Dsn {
+  const parsed = parseDsn(value);
+  if (!parsed) throw new ConfigError(variable, `is not a valid Sentry DSN (https://<key>@<host>/<project id>): "${value}"`);
+  return parsed;
 }
 
 function optionalOrigin(env: Partial<ConfigEnv>, variable: keyof ConfigEnv): string | undefined {

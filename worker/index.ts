@@ -6,8 +6,8 @@ import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
 import { workerSentryOptions } from "../app/monitoring/worker-options.server";
-import { TUNNEL_PATH } from "../app/tunnel/tunnel-path";
-import { handleTunnelRequest, tunnelBindings } from "../app/tunnel/tunnel.server";
+import { isTunnelPathSpelling } from "../app/tunnel/tunnel-path";
+import { createTunnel, tunnelBindings } from "../app/tunnel/tunnel.server";
 import { reportTunnelBug } from "./report-tunnel-bug";
 
 /**
@@ -16,11 +16,17 @@ import { reportTunnelBug } from "./report-tunnel-bug";
  */
 const config = readConfig(startupEnv);
 
+/** The one tunnel of this isolate: the entry below and the Remix route both answer with it. */
+const tunnel = createTunnel(config.tunnel, {
+  ...tunnelBindings(startupEnv),
+  reportError: (error, request) => reportTunnelBug(workerSentryOptions(config), error, request),
+});
+
 const handleRemixRequest = createRequestHandler(instrumentBuild(build as unknown as ServerBuild), build.mode);
 
 const app = withSentry(() => workerSentryOptions(config), {
   fetch(request, env, ctx) {
-    return handleRemixRequest(request, { env, ctx, config });
+    return handleRemixRequest(request, { env, ctx, config, tunnel });
   },
 } satisfies ExportedHandler<Env>);
 
@@ -28,13 +34,8 @@ export default {
   fetch(request, env, ctx) {
     // Envelopes skip Sentry's request instrumentation (a client per request, a span, a copy of
     // text bodies) and Remix's router: they are most of the traffic, and none of that serves
-    // them. `/monitoring/` still reaches the same tunnel through the Remix route.
-    if (new URL(request.url).pathname === TUNNEL_PATH) {
-      return handleTunnelRequest(request, config.tunnel, {
-        ...tunnelBindings(env),
-        reportError: (error) => ctx.waitUntil(reportTunnelBug(workerSentryOptions(config), error, request, ctx)),
-      });
-    }
+    // them. Every spelling of the path comes here, so none of them is ever traced.
+    if (isTunnelPathSpelling(new URL(request.url).pathname)) return tunnel(request);
     return app.fetch!(request, env, ctx);
   },
 } satisfies ExportedHandler<Env>;

@@ -1,4 +1,5 @@
 import type { AppConfig } from "../app/config.server";
+import type { Tunnel } from "../app/tunnel/tunnel.server";
 
 declare module "@remix-run/cloudflare" {
   interface AppLoadContext {
@@ -6,5 +7,7 @@ declare module "@remix-run/cloudflare" {
     ctx: ExecutionContext;
     /** `env`, read and checked once at start-up. */
     config: AppConfig;
+    /** The isolate's one tunnel, built from `config` when the isolate started. */
+    tunnel: Tunnel;
   }
 }

@@ -1,8 +1,8 @@
-import { dsnFromString } from "@sentry/core";
 import { describe, expect, it } from "vitest";
 
 import { readConfig } from "../config.server";
-import { allowedDsnFrom } from "../tunnel/dsn-policy.server";
+import { parseDsn } from "../tunnel/dsn.server";
+import { projectOf } from "../tunnel/upstream-target.server";
 import { browserMonitoringSettings, tunnelPathFor } from "./browser-settings.server";
 
 describe("tunnelPathFor", () => {
@@ -12,7 +12,7 @@ describe("tunnelPathFor", () => {
     ["https://k@o13.ingest.sentry.io/23", "/monitoring?o=13&p=23"],
     ["https://k@sentry.example.com/base/24", "/monitoring?p=24"],
   ])("%s → %s", (dsn, path) => {
-    expect(tunnelPathFor(allowedDsnFrom(dsnFromString(dsn)!))).toBe(path);
+    expect(tunnelPathFor(projectOf(parseDsn(dsn)!))).toBe(path);
   });
 });
 

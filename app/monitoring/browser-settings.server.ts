@@ -1,15 +1,16 @@
 import type { SentryConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import type { AllowedDsn } from "../tunnel/dsn-policy.server";
+import { TUNNEL_PATH } from "../tunnel/tunnel-path";
+import type { ProjectIdentity } from "../tunnel/upstream-target.server";
 import type { BrowserMonitoringSettings } from "./browser-options";
 
 /** The tunnel path for a DSN: `o` and `r` for Sentry SaaS, only `p` for a self-hosted DSN. */
-export function tunnelPathFor(project: Pick<AllowedDsn, "org" | "region" | "projectId">): string {
+export function tunnelPathFor(project: ProjectIdentity): string {
   const query = new URLSearchParams();
   if (project.org) query.set("o", project.org);
   query.set("p", project.projectId);
   if (project.region) query.set("r", project.region);
-  return `/monitoring?${query}`;
+  return `${TUNNEL_PATH}?${query}`;
 }
 
 /** `null` when monitoring is not configured: the page then starts no SDK at all. */

@@ -1,9 +1,8 @@
-import { getSpanStatusFromHttpCode, type Integration } from "@sentry/core";
+import type { Integration, TransactionEvent } from "@sentry/core";
 import { describe, expect, it } from "vitest";
 
 import { readConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import { dropNotFoundTransactions, dropThrownRedirects } from "./filters";
 import { workerSentryOptions } from "./worker-options.server";
 
 const config = readConfig({
@@ -30,10 +29,13 @@ describe("workerSentryOptions", () => {
     expect(options.environment).toBe("staging");
   });
 
-  it("never samples a tunnel request, whatever the browser decided", () => {
-    expect(sample("/monitoring")).toBe(0);
-    expect(sample("/monitoring/", true)).toBe(0);
-  });
+  it.each(["/monitoring", "/monitoring/", "/MONITORING", "//monitoring//", "/%6Donitoring", "/%256Donitoring"])(
+    "never samples a request to %s, a spelling of the tunnel's path, whatever the browser decided",
+    (path) => {
+      expect(sample(path)).toBe(0);
+      expect(sample(path, true)).toBe(0);
+    },
+  );
 
   it("samples pages at the configured rate, or as the browser's trace decided", () => {
     expect(sample("/")).toBe(0.5);
@@ -46,9 +48,13 @@ describe("workerSentryOptions", () => {
     expect(workerSentryOptions(readConfig({ SENTRY_DSN: "https://k@o11.ingest.us.sentry.io/21" })).tunnel).toBeUndefined();
   });
 
-  it("filters redirects and not-found transactions as the browser does", () => {
-    expect(options.beforeSend).toBe(dropThrownRedirects);
-    expect(options.beforeSendTransaction).toBe(dropNotFoundTransactions);
+  it("filters redirects and not-found transactions as the browser does, and scrubs what it keeps", () => {
+    const redirect = new Response(null, { status: 302 });
+    expect(options.beforeSend!({ type: undefined, message: "redirect" }, { originalException: redirect })).toBeNull();
+    expect(options.beforeSendTransaction!({ type: "transaction", contexts: { trace: { status: "not_found" } } } as TransactionEvent, {})).toBeNull();
+    const withSecret = { type: undefined, message: "boom", request: { headers: { authorization: "Basic c2VjcmV0", accept: "text/html" } } };
+    expect(options.beforeSend!(withSecret, {})).toMatchObject({ request: { headers: { accept: "text/html" } } });
+    expect(JSON.stringify(withSecret)).not.toContain("c2VjcmV0");
   });
 
   it("does not read request bodies, nor turn console lines into breadcrumbs", () => {
@@ -62,18 +68,5 @@ describe("workerSentryOptions", () => {
     };
     expect(integrations.map((integration) => integration.name)).toEqual(["Fetch", "HttpServer"]);
     expect(httpServer.maxRequestBodySize).toBe("none");
-  });
-});
-
-describe("span status from HTTP status", () => {
-  it.each([
-    [200, "ok"],
-    [404, "not_found"],
-    [429, "resource_exhausted"],
-    [500, "internal_error"],
-    [503, "unavailable"],
-  ])("%i becomes %s", (status, message) => {
-    const spanStatus = getSpanStatusFromHttpCode(status);
-    expect(spanStatus.message ?? "ok").toBe(message);
   });
 });

@@ -3,8 +3,9 @@ import { httpServerIntegration } from "@sentry/cloudflare";
 
 import type { AppConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import { isTunnelPath } from "../tunnel/tunnel-path";
+import { isTunnelPathSpelling } from "../tunnel/tunnel-path";
 import { dropNotFoundTransactions, dropThrownRedirects } from "./filters";
+import { scrubRequestData } from "./request-data.server";
 
 /** The Worker SDK's settings: the same release, environment and sample rate as the browser's. */
 export function workerSentryOptions(config: AppConfig): CloudflareOptions {
@@ -16,12 +17,13 @@ export function workerSentryOptions(config: AppConfig): CloudflareOptions {
     // The tunnel never traces itself: a span per envelope would double every envelope's quota.
     tracesSampler: ({ attributes, inheritOrSampleWith }) => {
       const path = attributes?.["url.path"];
-      return typeof path === "string" && isTunnelPath(path) ? 0 : inheritOrSampleWith(sentry.tracesSampleRate);
+      return typeof path === "string" && isTunnelPathSpelling(path) ? 0 : inheritOrSampleWith(sentry.tracesSampleRate);
     },
     // Development and tests: the Worker's own envelopes go where the tunnel's go (Spotlight).
     tunnel: sentry.workerEnvelopeUrl,
-    beforeSend: dropThrownRedirects,
-    beforeSendTransaction: dropNotFoundTransactions,
+    // No credential leaves the edge in the Worker's own events: page views, errors and the tunnel's bug reports.
+    beforeSend: (event, hint) => dropThrownRedirects(scrubRequestData(event), hint),
+    beforeSendTransaction: (event) => dropNotFoundTransactions(scrubRequestData(event)),
     integrations: (defaults) => [
       // The tunnel logs a line per envelope outside any request's scope; as console breadcrumbs
       // those lines would pile up in the isolate and ride along with every later server event.

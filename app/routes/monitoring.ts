@@ -1,17 +1,11 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/cloudflare";
-import { captureException } from "@sentry/core";
-
-import { handleTunnelRequest, tunnelBindings } from "../tunnel/tunnel.server";
 
 /**
- * The tunnel as a Remix resource route. `worker/index.ts` answers `/monitoring` itself, ahead of
- * Remix; this route answers `/monitoring/`, with the same core and so the same behaviour.
+ * The tunnel's declared home among the routes. `worker/index.ts` answers every spelling of this
+ * path before Remix sees it; should a request get here all the same, it meets the same tunnel.
  */
 function tunnel({ request, context }: ActionFunctionArgs | LoaderFunctionArgs) {
-  return handleTunnelRequest(request, context.config.tunnel, {
-    ...tunnelBindings(context.env),
-    reportError: (error) => captureException(error),
-  });
+  return context.tunnel(request);
 }
 
 export const action = tunnel;

@@ -1,7 +1,7 @@
-import { dsnFromString } from "@sentry/core";
 import { describe, expect, it } from "vitest";
 
-import { allowedDsnFrom, checkEnvelopeDsn, type AllowedDsn } from "./dsn-policy.server";
+import { parseDsn } from "./dsn.server";
+import { checkEnvelopeDsn, compileAllowList } from "./dsn-policy.server";
 import type { TunnelQuery } from "./tunnel-query.server";
 
 const KEY = "0123456789abcdef0123456789abcdef";
@@ -10,12 +10,7 @@ const DE = `https://${KEY}@o12.ingest.de.sentry.io/22`;
 const NO_REGION = `https://${KEY}@o13.ingest.sentry.io/23`;
 const SELF_HOSTED = `https://${KEY}@sentry.example.com/monitoring/24`;
 
-const allowed = new Map<string, AllowedDsn>(
-  [US, DE, NO_REGION, SELF_HOSTED].map((dsn) => {
-    const entry = allowedDsnFrom(dsnFromString(dsn)!);
-    return [entry.key, entry];
-  }),
-);
+const allowed = compileAllowList([US, DE, NO_REGION, SELF_HOSTED].map((dsn) => parseDsn(dsn)!), undefined);
 
 const query = (org: string | undefined, project: string, region?: string): TunnelQuery => ({ org, project, region });
 
@@ -41,6 +36,8 @@ describe("checkEnvelopeDsn", () => {
     ["a path prefix", `https://${KEY}@o11.ingest.us.sentry.io/evil/21`],
     ["a self-hosted DSN under another prefix", `https://${KEY}@sentry.example.com/24`],
     ["an internal address", `http://${KEY}@169.254.169.254/21`],
+    ["the allowed DSN in capitals", US.toUpperCase().replace("HTTPS", "https")],
+    ["a secret the SDK never sends", `https://${KEY}:secret@o11.ingest.us.sentry.io/21`],
   ])("refuses %s", (_name, dsn) => {
     const verdict = checkEnvelopeDsn(dsn, query("11", "21", "us"), allowed);
     expect(verdict.ok ? "allowed" : verdict.reason).toBe("dsn_not_allowed");
@@ -62,11 +59,6 @@ describe("checkEnvelopeDsn", () => {
     expect(verdict.ok ? "allowed" : verdict.reason).toBe("query_mismatch");
   });
 
-  it("ignores the DSN's secret, which old SDKs still send", () => {
-    const verdict = checkEnvelopeDsn(`https://${KEY}:secret@o11.ingest.us.sentry.io/21`, query("11", "21", "us"), allowed);
-    expect(verdict.ok).toBe(true);
-  });
-
   it.each([
     ["an empty string", ""],
     ["no scheme", `${KEY}@o11.ingest.us.sentry.io/21`],
@@ -75,6 +67,9 @@ describe("checkEnvelopeDsn", () => {
     ["no project", `https://${KEY}@o11.ingest.us.sentry.io/`],
     ["a very long string", `https://${KEY}@o11.ingest.us.sentry.io/${"1".repeat(5000)}`],
     ["a javascript: URL", "javascript:alert(1)//@x/1"],
+    ["text after the project id", `${US}abc`],
+    ["a query after the project id", `${US}?x=1`],
+    ["a fragment after the project id", `${US}#x`],
   ])("calls %s an invalid DSN", (_name, dsn) => {
     const verdict = checkEnvelopeDsn(dsn, query("11", "21", "us"), allowed);
     expect(verdict.ok ? "allowed" : verdict.reason).toBe("dsn_invalid");

@@ -123,6 +123,12 @@ describe("readEnvelopeHead", () => {
     expect(failure(tooLong.result)).toBe("header_too_long");
   });
 
+  it("lets the same key stand in different objects, and a key's name stand as a value", async () => {
+    const header = { dsn: DSN, trace: { dsn: "x", list: [{ id: 1 }, { id: 2 }] }, note: "dsn" };
+    const { result } = await readThrough([envelope(header)]);
+    expect(result.ok && result.head.dsn).toBe(DSN);
+  });
+
   it("refuses a gzip bomb without a newline after 64 KiB of output", async () => {
     const bomb = new Uint8Array(gzipSync(Buffer.alloc(50 * 1024 * 1024, 0x20)));
     const { result } = await readThrough([bomb], "gzip");
@@ -136,6 +142,9 @@ describe("readEnvelopeHead", () => {
     ["a header that is JSON null", [encoder.encode("null\n")], "identity", "header_not_json"],
     ["a header without a dsn", [encoder.encode('{"event_id":"1"}\n{}')], "identity", "dsn_missing"],
     ["a dsn that is not a string", [encoder.encode('{"dsn":42}\n{}')], "identity", "dsn_missing"],
+    ["two dsn keys", [encoder.encode(`{"dsn":"https://k@evil.example/1","dsn":"${DSN}"}\n{}`)], "identity", "header_repeated_key"],
+    ["two dsn keys, one escaped", [encoder.encode(`{"\\u0064sn":"https://k@evil.example/1","dsn":"${DSN}"}\n{}`)], "identity", "header_repeated_key"],
+    ["a repeated key in a nested object", [encoder.encode(`{"dsn":"${DSN}","trace":{"a":1,"a":2}}\n{}`)], "identity", "header_repeated_key"],
     ["a body that is not gzip", [encoder.encode(`{"dsn":"${DSN}"}\n`)], "gzip", "bad_compression"],
   ] as const)("reports %s", async (_name, chunks, encoding, reason) => {
     const { result } = await readThrough([...chunks], encoding);

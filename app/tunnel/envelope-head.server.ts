@@ -8,7 +8,20 @@ const NEWLINE = 0x0a;
 /** A chunk of a request body: always backed by a plain ArrayBuffer. */
 export type BodyChunk = Uint8Array<ArrayBuffer>;
 
-export type HeadFailure = "empty_envelope" | "header_too_long" | "bad_compression" | "header_not_json" | "dsn_missing";
+/**
+ * Compressed bytes handed to the decompressor at a time. Deflate expands at most about 1032:1, so
+ * one slice inflates to at most some 260 KiB: a bomb never gets to inflate more than that before
+ * the line scanner has looked at the output and said stop.
+ */
+const INFLATE_SLICE_BYTES = 16;
+
+export type HeadFailure =
+  | "empty_envelope"
+  | "header_too_long"
+  | "bad_compression"
+  | "header_not_json"
+  | "header_repeated_key"
+  | "dsn_missing";
 
 export interface EnvelopeHead {
   dsn: string;
@@ -79,9 +92,17 @@ async function scanPlain(reader: ChunkSource, line: HeaderLineScanner): Promise<
 }
 
 /**
- * Feeds the compressed chunks through a DecompressionStream until the line is complete. The
- * feeding source never cancels `reader`, and its read still in flight when scanning stops is
- * awaited, so that every chunk taken from `reader` ends up in `consumed`.
+ * Feeds the compressed chunks through a DecompressionStream until the line is complete, so that
+ * only as much is inflated as the line needs.
+ *
+ * workerd's decompressor inflates whatever it is written at once and buffers the output until it is
+ * read, and a pipe writes ahead of the reader; so the compressed bytes go in
+ * {@link INFLATE_SLICE_BYTES} at a time, and a new slice only while the scanner is waiting for
+ * output, that is, has taken all that was inflated so far. That is what bounds memory.
+ *
+ * The feeding source never cancels `reader`, never reads from it once scanning stopped, and its read
+ * still in flight when scanning stops is awaited, so that every chunk taken from `reader` ends up in
+ * `consumed`.
  */
 async function scanDecompressed(
   reader: ChunkSource,
@@ -93,28 +114,48 @@ async function scanDecompressed(
   let stopped = false;
   let inFlight: Promise<void> = Promise.resolve();
   let clientError: { error: unknown } | undefined;
+  let slicing: BodyChunk | undefined;
+  let sliced = 0;
+  /** The scanner is waiting for output; `asked` settles when it next is. */
+  let waiting = false;
+  let ask = () => {};
+  let asked = new Promise<void>((resolve) => (ask = resolve));
+
+  const nextSlice = (controller: ReadableStreamDefaultController<BufferSource>) => {
+    const chunk = slicing!;
+    const end = Math.min(sliced + INFLATE_SLICE_BYTES, chunk.byteLength);
+    controller.enqueue(chunk.subarray(sliced, end));
+    sliced = end;
+    if (sliced >= chunk.byteLength) slicing = undefined;
+  };
+
+  const feed = (controller: ReadableStreamDefaultController<BufferSource>): Promise<void> | void => {
+    if (stopped) return;
+    if (slicing) return nextSlice(controller);
+    inFlight = reader.read().then(
+      ({ done, value }) => {
+        if (done) {
+          ended = true;
+          if (!stopped) controller.close();
+        } else {
+          consumed.push(value);
+          if (stopped) return;
+          // Even an empty chunk is passed on: a pull that enqueues nothing is not called again.
+          slicing = value;
+          sliced = 0;
+          nextSlice(controller);
+        }
+      },
+      (error: unknown) => {
+        clientError = { error };
+        if (!stopped) controller.error(error);
+      },
+    );
+    return inFlight;
+  };
 
   const compressed = new ReadableStream<BufferSource>(
-    {
-      pull(controller) {
-        inFlight = reader.read().then(
-          ({ done, value }) => {
-            if (done) {
-              ended = true;
-              if (!stopped) controller.close();
-            } else {
-              consumed.push(value);
-              if (!stopped) controller.enqueue(value);
-            }
-          },
-          (error: unknown) => {
-            clientError = { error };
-            if (!stopped) controller.error(error);
-          },
-        );
-        return inFlight;
-      },
-    },
+    { pull: (controller) => (waiting ? feed(controller) : asked.then(() => feed(controller))) },
     { highWaterMark: 0 },
   );
 
@@ -122,7 +163,12 @@ async function scanDecompressed(
   let corrupt = false;
   try {
     while (line.state === "reading") {
-      const { done, value } = await decompressed.read();
+      const output = decompressed.read();
+      waiting = true;
+      ask();
+      const { done, value } = await output;
+      waiting = false;
+      asked = new Promise<void>((resolve) => (ask = resolve));
       if (done) break;
       line.push(value);
     }
@@ -130,6 +176,7 @@ async function scanDecompressed(
     corrupt = true;
   } finally {
     stopped = true;
+    ask();
     decompressed.cancel().catch(() => {});
     await inFlight;
   }
@@ -172,16 +219,60 @@ const utf8 = new TextDecoder();
 
 export function parseHeaderLine(
   line: Uint8Array,
-): { ok: true; dsn: string } | { ok: false; reason: "header_not_json" | "dsn_missing" } {
+): { ok: true; dsn: string } | { ok: false; reason: "header_not_json" | "header_repeated_key" | "dsn_missing" } {
+  const text = utf8.decode(line);
   let header: unknown;
   try {
-    header = JSON.parse(utf8.decode(line));
+    header = JSON.parse(text);
   } catch {
     return { ok: false, reason: "header_not_json" };
   }
   if (typeof header !== "object" || header === null || Array.isArray(header)) {
     return { ok: false, reason: "header_not_json" };
   }
+  // JSON.parse keeps the last of two "dsn" keys, another reader may keep the first: the DSN checked
+  // here must be the only one Sentry can see.
+  if (repeatsAKey(text)) return { ok: false, reason: "header_repeated_key" };
   const dsn: unknown = (header as Record<string, unknown>).dsn;
   return typeof dsn === "string" ? { ok: true, dsn } : { ok: false, reason: "dsn_missing" };
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Whether any object in `json`, which JSON.parse has already accepted, names one key twice. */
+function repeatsAKey(json: string): boolean {
+  // One entry per open object or array: the keys seen so far, or null for an array.
+  const open: (Set<string> | null)[] = [];
+  let atKey = false;
+  for (let index = 0; index < json.length; index += 1) {
+    const code = json.charCodeAt(index);
+    if (code === QUOTE) {
+      const start = index;
+      let escaped = false;
+      for (index += 1; json.charCodeAt(index) !== QUOTE; index += 1) {
+        if (json.charCodeAt(index) === BACKSLASH) {
+          escaped = true;
+          index += 1;
+        }
+      }
+      if (atKey) {
+        const key = escaped ? (JSON.parse(json.slice(start, index + 1)) as string) : json.slice(start + 1, index);
+        const keys = open[open.length - 1]!;
+        if (keys.has(key)) return true;
+        keys.add(key);
+        atKey = false;
+      }
+    } else if (code === 0x7b /* { */) {
+      open.push(new Set());
+      atKey = true;
+    } else if (code === 0x5b /* [ */) {
+      open.push(null);
+    } else if (code === 0x7d /* } */ || code === 0x5d /* ] */) {
+      open.pop();
+    } else if (code === 0x2c /* , */) {
+      atKey = open[open.length - 1] !== null;
+    }
+  }
+  return false;
 }

@@ -1,3 +1,4 @@
+import type { Deadline } from "./deadline.server";
 import type { BodyChunk } from "./envelope-head.server";
 
 export interface ForwardRequest {
@@ -11,40 +12,11 @@ export interface ForwardRequest {
   /** The body's declared length, which the runtime has already held the client to. */
   contentLength: number | undefined;
   maxBytes: number;
-  cutoff: Cutoff;
+  deadline: Deadline;
 }
 
-/**
- * Ends an exchange early: at its deadline, or when the body fails. One controller and one timer
- * per envelope, the timer cleared when the exchange ends, rather than a timeout signal joined to
- * an abort signal (the profiler showed the signals' listeners at some 4 % of the tunnel's CPU).
- */
-export class Cutoff {
-  private readonly controller = new AbortController();
-  private readonly timer: ReturnType<typeof setTimeout>;
-  /** The deadline passed: the body's fault if it was still arriving, else Sentry's. */
-  timedOut = false;
-
-  constructor(timeoutMs: number) {
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort(new DOMException("The tunnel's deadline passed", "TimeoutError"));
-    }, timeoutMs);
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  /** The body failed: cut the upstream request. */
-  cut(reason: unknown): void {
-    this.controller.abort(reason);
-  }
-
-  end(): void {
-    clearTimeout(this.timer);
-  }
-}
+/** Sentry's answer is a few dozen bytes; one past this is not Sentry's, and its body is dropped. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
 
 /**
  * The runtime's own fetch, taken when this module loads: before Sentry's fetch instrumentation
@@ -60,25 +32,15 @@ export type ForwardFailure =
   | "body_incomplete"
   | "body_timeout";
 
-/** Sentry's answer, read whole: it is a few dozen bytes, and a stalled one is cut off at the deadline. */
+/** Sentry's answer, read whole up to {@link MAX_ANSWER_BYTES}; a stalled one is cut off at the deadline. */
 export interface UpstreamAnswer {
   status: number;
   headers: Headers;
-  body: ArrayBuffer | null;
+  /** `null` when the answer had no body, or one too large to be Sentry's. */
+  body: Uint8Array<ArrayBuffer> | null;
 }
 
 export type ForwardResult = { ok: true; answer: UpstreamAnswer; bytes: number } | { ok: false; reason: ForwardFailure; bytes: number };
-
-/** Settles as `work` does, or rejects when the exchange is cut off first. */
-export function beforeCutoff<T>(work: Promise<T>, cutoff: Cutoff): Promise<T> {
-  const { signal } = cutoff;
-  return new Promise((resolve, reject) => {
-    const expire = () => reject(signal.reason);
-    if (signal.aborted) return expire();
-    signal.addEventListener("abort", expire, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", expire));
-  });
-}
 
 /**
  * POSTs the envelope upstream, streaming what is left of the body without holding it.
@@ -93,7 +55,7 @@ export function beforeCutoff<T>(work: Promise<T>, cutoff: Cutoff): Promise<T> {
  * had finished, and Sentry would take half an envelope for a whole one.
  */
 export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardResult> {
-  const { cutoff } = forward;
+  const { deadline } = forward;
   const body = outgoingBody(forward);
   let response: Response;
   try {
@@ -102,32 +64,55 @@ export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardR
       headers: forward.headers,
       body: body.stream,
       redirect: "manual",
-      signal: cutoff.signal,
+      signal: deadline.signal,
     });
   } catch {
     // Read before anything else settles: a failed request also fails its body's pipe afterwards,
-    // and that must not be taken for the client's fault.
-    const timedOut = cutoff.timedOut;
-    const bodyFailed = cutoff.signal.aborted && !timedOut;
-    const tooLarge = await body.stop();
-    let reason: ForwardFailure = "upstream_unreachable";
-    if (timedOut) reason = body.complete() ? "upstream_timeout" : "body_timeout";
-    else if (bodyFailed) reason = tooLarge ? "envelope_too_large" : "body_incomplete";
+    // and that must not be taken for the client's fault. Nothing here waits on the client's body,
+    // which may be stalled: the answer goes out now.
+    const timedOut = deadline.passed;
+    const bodyFailed = deadline.signal.aborted && !timedOut;
+    const reason = failureOf(timedOut, bodyFailed, body);
+    body.stop();
     return { ok: false, reason, bytes: body.bytes() };
   }
   if (response.status >= 300 && response.status < 400) {
     await response.body?.cancel();
     return { ok: false, reason: "upstream_redirect", bytes: body.bytes() };
   }
-  let answer: ArrayBuffer;
+  let answer: Uint8Array<ArrayBuffer> | null;
   try {
-    answer = await beforeCutoff(response.arrayBuffer(), cutoff);
+    answer = await deadline.race(readCapped(response.body));
   } catch {
     response.body?.cancel().catch(() => {});
-    return { ok: false, reason: cutoff.timedOut ? "upstream_timeout" : "upstream_unreachable", bytes: body.bytes() };
+    return { ok: false, reason: deadline.passed ? "upstream_timeout" : "upstream_unreachable", bytes: body.bytes() };
   }
-  const answerBody = answer.byteLength > 0 ? answer : null;
-  return { ok: true, answer: { status: response.status, headers: response.headers, body: answerBody }, bytes: body.bytes() };
+  return { ok: true, answer: { status: response.status, headers: response.headers, body: answer }, bytes: body.bytes() };
+}
+
+function failureOf(timedOut: boolean, bodyFailed: boolean, body: OutgoingBody): ForwardFailure {
+  if (timedOut) return body.complete() ? "upstream_timeout" : "body_timeout";
+  if (bodyFailed) return body.tooLarge() ? "envelope_too_large" : "body_incomplete";
+  return "upstream_unreachable";
+}
+
+/** The answer's body, or `null` when it has none or runs past {@link MAX_ANSWER_BYTES} (then it is not read further). */
+async function readCapped(stream: ReadableStream<BodyChunk> | null): Promise<Uint8Array<ArrayBuffer> | null> {
+  if (!stream) return null;
+  const reader = stream.getReader();
+  const chunks: BodyChunk[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > MAX_ANSWER_BYTES) {
+      reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return length === 0 ? null : concat(chunks, length);
 }
 
 interface OutgoingBody {
@@ -135,15 +120,17 @@ interface OutgoingBody {
   bytes(): number;
   /** Every byte of the body has been handed to the upstream request. */
   complete(): boolean;
-  /** Ends the piping after a failed fetch; says whether the body grew past the maximum. */
-  stop(): Promise<boolean>;
+  /** The body grew past the maximum. */
+  tooLarge(): boolean;
+  /** Ends the piping after a failed fetch, without waiting for a client that may be stalled. */
+  stop(): void;
 }
 
 function outgoingBody(forward: ForwardRequest): OutgoingBody {
-  const { consumed, consumedBytes, rest, contentLength, maxBytes, cutoff } = forward;
+  const { consumed, consumedBytes, rest, contentLength, maxBytes, deadline } = forward;
   if (!rest) {
     const whole = concat(consumed, consumedBytes);
-    return { stream: whole, bytes: () => consumedBytes, complete: () => true, stop: async () => false };
+    return { stream: whole, bytes: () => consumedBytes, complete: () => true, tooLarge: () => false, stop: () => {} };
   }
 
   let counted = consumedBytes;
@@ -169,7 +156,7 @@ function outgoingBody(forward: ForwardRequest): OutgoingBody {
 
   const stopPiping = new AbortController();
   let piped = false;
-  const piping = (async () => {
+  void (async () => {
     const writer = writable.getWriter();
     for (const chunk of consumed) await writer.write(chunk);
     writer.releaseLock();
@@ -177,7 +164,7 @@ function outgoingBody(forward: ForwardRequest): OutgoingBody {
     piped = true;
   })().catch((error: unknown) => {
     // A failing body cuts the upstream request first; stopped on purpose, there is nothing to cut.
-    if (error !== stopPiping.signal.reason) cutoff.cut(error);
+    if (error !== stopPiping.signal.reason) deadline.cut(error);
     writable.abort(error).catch(() => {});
   });
 
@@ -185,11 +172,8 @@ function outgoingBody(forward: ForwardRequest): OutgoingBody {
     stream: readable,
     bytes: () => contentLength ?? counted,
     complete: () => piped,
-    async stop() {
-      stopPiping.abort();
-      await piping;
-      return tooLarge;
-    },
+    tooLarge: () => tooLarge,
+    stop: () => stopPiping.abort(),
   };
 }
 

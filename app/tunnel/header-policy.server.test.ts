@@ -14,11 +14,13 @@ describe("upstreamRequestHeaders", () => {
     referer: "https://app.example.com/page",
     "sec-ch-ua": '"Chromium";v="156"',
     "sec-ch-ua-platform": '"Linux"',
+    "sec-ch-ua-full-version-list": '"Chromium";v="156.0.8078.73"',
+    "sec-ch-ua-evil": "smuggled",
     "content-type": "text/plain;charset=UTF-8",
     host: "app.example.com",
   });
 
-  it("sends the client's identity and IP, and no first-party header", () => {
+  it("sends the client's identity and IP, client hints by exact name only, and no first-party header", () => {
     const headers = upstreamRequestHeaders(client, "identity", 123);
     expect(headers).toEqual({
       "content-type": "application/x-sentry-envelope",
@@ -50,13 +52,29 @@ describe("returnedResponseHeaders", () => {
       "strict-transport-security": "max-age=31536000; includeSubDomains; preload",
       "set-cookie": "sentry=1",
       "access-control-allow-origin": "*",
+      "content-security-policy": "default-src *",
       server: "nginx",
     });
     expect(Object.fromEntries(returnedResponseHeaders(upstream))).toEqual({
       "content-type": "application/json",
       "retry-after": "60",
       "x-sentry-rate-limits": "60:error;transaction:organization",
+      "x-content-type-options": "nosniff",
+      "cache-control": "no-store",
     });
+  });
+
+  it.each([
+    ["application/json", "application/json"],
+    ["application/json; charset=utf-8", "application/json; charset=utf-8"],
+    ["text/plain", "text/plain"],
+    ["text/html; charset=utf-8", "text/plain; charset=utf-8"],
+    ["application/javascript", "text/plain; charset=utf-8"],
+    ["image/svg+xml", "text/plain; charset=utf-8"],
+    ["application/xhtml+xml", "text/plain; charset=utf-8"],
+    ["TEXT/HTML", "text/plain; charset=utf-8"],
+  ])("serves an answer of type %s as %s", (type, served) => {
+    expect(returnedResponseHeaders(new Headers({ "content-type": type })).get("content-type")).toBe(served);
   });
 });
 

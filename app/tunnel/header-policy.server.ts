@@ -3,11 +3,24 @@
  * here (Cookie, Authorization, Set-Cookie, Strict-Transport-Security, …) never crosses.
  */
 
-/** What Relay uses from the browser: the client's identity for inbound filters and for the event's request data. */
-const FORWARDED_CLIENT_HEADERS = new Set(["user-agent", "origin", "referer"]);
+/**
+ * What Relay uses from the browser: the client's identity for inbound filters and for the event's
+ * request data. Client hints by exact name: a prefix would let any `sec-ch-ua-…` header through.
+ */
+const FORWARDED_CLIENT_HEADERS = new Set([
+  "user-agent",
+  "origin",
+  "referer",
+  "sec-ch-ua",
+  "sec-ch-ua-mobile",
+  "sec-ch-ua-platform",
+]);
 
-/** What the browser SDK needs from Sentry's answer: its rate-limit back-off reads the last two. */
-const RETURNED_UPSTREAM_HEADERS = ["content-type", "retry-after", "x-sentry-rate-limits"];
+/** What the browser SDK needs from Sentry's answer: its rate-limit back-off reads these. */
+const RETURNED_UPSTREAM_HEADERS = ["retry-after", "x-sentry-rate-limits"];
+
+/** Media types of Sentry's answer that are served as they are; any other is served as plain text. */
+const INERT_MEDIA_TYPES = new Set(["application/json", "text/plain"]);
 
 /** What DecompressionStream in workerd can read; it has no brotli. */
 export type ContentEncoding = "identity" | "gzip" | "deflate";
@@ -25,7 +38,7 @@ export function upstreamRequestHeaders(
   if (encoding !== "identity") headers["content-encoding"] = encoding;
   if (contentLength !== undefined) headers["content-length"] = String(contentLength);
   for (const [name, value] of client) {
-    if (FORWARDED_CLIENT_HEADERS.has(name) || name.startsWith("sec-ch-ua")) headers[name] = value;
+    if (FORWARDED_CLIENT_HEADERS.has(name)) headers[name] = value;
   }
   // Relay takes the event's IP from these; without them every user would appear at the Worker's address.
   const clientIp = client.get("cf-connecting-ip");
@@ -36,14 +49,28 @@ export function upstreamRequestHeaders(
   return headers;
 }
 
+/**
+ * The headers of Sentry's answer as the tunnel serves it from our origin: only what the SDK reads,
+ * and a type no browser renders or runs, so that an answer which is not Sentry's own (an HTML
+ * error page from a proxy in between, say) stays inert text.
+ */
 export function returnedResponseHeaders(upstream: Headers): Headers {
-  const headers = new Headers();
+  const headers = new Headers(TUNNEL_RESPONSE_HEADERS);
+  const type = upstream.get("content-type");
+  const mediaType = type?.split(";", 1)[0]!.trim().toLowerCase();
+  if (type !== null) headers.set("content-type", INERT_MEDIA_TYPES.has(mediaType!) ? type : "text/plain; charset=utf-8");
   for (const name of RETURNED_UPSTREAM_HEADERS) {
     const value = upstream.get(name);
     if (value !== null) headers.set(name, value);
   }
   return headers;
 }
+
+/** On every answer the tunnel gives, its own or Sentry's: never sniffed, never cached. */
+export const TUNNEL_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
+  "x-content-type-options": "nosniff",
+  "cache-control": "no-store",
+};
 
 /** `undefined` for an encoding the tunnel cannot read the header line through. */
 export function contentEncodingOf(headers: Headers): ContentEncoding | undefined {

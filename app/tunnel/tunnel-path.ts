@@ -1,7 +1,23 @@
-/** Where the browser SDK posts its envelopes. */
+/** Where the browser SDK posts its envelopes: the one spelling the tunnel serves. */
 export const TUNNEL_PATH = "/monitoring";
 
-/** Remix also answers `/monitoring/`; both are the tunnel, and neither is ever traced. */
-export function isTunnelPath(pathname: string): boolean {
-  return pathname === TUNNEL_PATH || pathname === `${TUNNEL_PATH}/`;
+/**
+ * Whether a path is some spelling of {@link TUNNEL_PATH}: another case, percent-escapes (even
+ * doubled), repeated or trailing slashes. Remix's router matches several of these to the tunnel's
+ * route; the Worker entry sends them all to the tunnel instead, which serves the exact path only
+ * and answers the rest 404, and the Worker's SDK traces none of them.
+ */
+export function isTunnelPathSpelling(pathname: string): boolean {
+  let path = pathname;
+  for (let round = 0; round < 3; round += 1) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(path);
+    } catch {
+      break;
+    }
+    if (decoded === path) break;
+    path = decoded;
+  }
+  return path.toLowerCase().replace(/\/+/g, "/").replace(/\/$/, "") === TUNNEL_PATH;
 }

@@ -1,18 +1,61 @@
-import type { TunnelConfig } from "../config.server";
 import { tunnelDataPoint } from "./analytics.server";
-import { checkEnvelopeDsn } from "./dsn-policy.server";
-import { readEnvelopeHead, wholeBody } from "./envelope-head.server";
-import { beforeCutoff, Cutoff, forwardEnvelope } from "./forward.server";
-import { contentEncodingOf, returnedResponseHeaders, upstreamRequestHeaders } from "./header-policy.server";
-import { rejectionResponse, type RejectionReason } from "./rejection.server";
+import { clientKey } from "./client-key.server";
+import { corsHeadersFor, PREFLIGHT_HEADERS } from "./cors.server";
+import { Deadline } from "./deadline.server";
+import type { Dsn } from "./dsn.server";
+import { checkEnvelopeDsn, compileAllowList } from "./dsn-policy.server";
+import { readEnvelopeHead, wholeBody, type BodyChunk, type HeadResult } from "./envelope-head.server";
+import { forwardEnvelope } from "./forward.server";
+import {
+  contentEncodingOf,
+  returnedResponseHeaders,
+  TUNNEL_RESPONSE_HEADERS,
+  upstreamRequestHeaders,
+  type ContentEncoding,
+} from "./header-policy.server";
+import { TUNNEL_ANSWERS, tunnelAnswer, type TunnelAnswerCode } from "./tunnel-answers.server";
+import { TUNNEL_PATH } from "./tunnel-path";
 import { parseTunnelQuery, type TunnelQuery } from "./tunnel-query.server";
+
+/** The tunnel's settings, as `app/config.server.ts` reads them from the Worker's variables. */
+export interface TunnelSettings {
+  /** DSNs whose envelopes are forwarded, each to its own ingest. */
+  allowedDsns: readonly Dsn[];
+  /** Partner origins allowed besides the request's own; they also get CORS. */
+  allowedOrigins: readonly string[];
+  maxEnvelopeBytes: number;
+  /** From a request's arrival to the tunnel's answer, whatever the request or Sentry does. */
+  timeoutMs: number;
+  /** Development and tests only: replaces scheme, host and port of every upstream URL. */
+  upstreamOrigin: string | undefined;
+  /** The rate limiter's period: how long a limited client is told to wait. */
+  rateLimitPeriodSeconds: number;
+}
+
+/** What the tunnel uses besides its settings; every part is optional. */
+export interface TunnelRuntime {
+  /** Workers Rate Limiting, keyed by the client's address. */
+  rateLimiter?: Pick<RateLimit, "limit">;
+  /** Workers Analytics Engine: one data point per request. */
+  analytics?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
+  log?: (line: TunnelLogLine) => void;
+  /** A bug in the tunnel itself; the client gets a 500 either way. */
+  reportError?: (error: unknown, request: Request) => void;
+}
+
+/** The tunnel's bindings, as `wrangler.toml` declares them. */
+export function tunnelBindings(env: Pick<Env, "TUNNEL_RATE_LIMITER" | "TUNNEL_ANALYTICS">): TunnelRuntime {
+  return { rateLimiter: env.TUNNEL_RATE_LIMITER, analytics: env.TUNNEL_ANALYTICS };
+}
+
+export type TunnelOutcome = "forwarded" | "preflight" | (typeof TUNNEL_ANSWERS)[TunnelAnswerCode][1];
 
 /** The one log line per request; it never holds the DSN's key, the client's IP or a cookie. */
 export interface TunnelLogLine {
   event: "tunnel";
-  /** `forwarded`: Sentry answered (whatever its status); `rejected`: refused here; `failed`: Sentry could not be reached. */
-  outcome: "forwarded" | "rejected" | "failed";
-  reason: RejectionReason | null;
+  /** `forwarded`: Sentry answered (whatever its status); `rejected`: refused here; `failed`: Sentry could not be reached, or a bug. */
+  outcome: TunnelOutcome;
+  reason: TunnelAnswerCode | null;
   status: number;
   org: string | null;
   project: string | null;
@@ -22,69 +65,147 @@ export interface TunnelLogLine {
   duration_ms: number;
 }
 
+/** Answers one request to the tunnel; never rejects. */
+export type Tunnel = (request: Request) => Promise<Response>;
+
 /** Bodies up to this size (most events) are read whole before the header is looked at. */
 const SMALL_BODY_BYTES = 64 * 1024;
 
+/** What one request came to, and the facts its log line needs. */
 interface Handled {
   response: Response;
-  reason: RejectionReason | null;
+  code: TunnelAnswerCode | null;
+  outcome: TunnelOutcome;
+}
+
+/** Facts about a request, learnt as it passes each check. */
+interface Facts {
   query: TunnelQuery | undefined;
   bytes: number | null;
   upstreamStatus: number | null;
 }
 
-/** What the tunnel uses besides its configuration; every part is optional. */
-export interface TunnelRuntime {
-  /** Workers Rate Limiting, keyed by the client's IP. */
-  rateLimiter?: Pick<RateLimit, "limit">;
-  /** Workers Analytics Engine: one data point per request. */
-  analytics?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
-  log?: (line: TunnelLogLine) => void;
-  /** A bug in the tunnel itself; the client gets a 500 either way. */
-  reportError?: (error: unknown) => void;
-}
+/**
+ * Builds the tunnel: `POST /monitoring?o=&p=[&r=]` checks the envelope's header line and streams
+ * the body, unchanged, to the DSN's Sentry ingest. The Worker entry, the Remix route and the tests
+ * all go through a tunnel made here.
+ */
+export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = {}): Tunnel {
+  const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
+  const partners: ReadonlySet<string> = new Set(settings.allowedOrigins);
+  const { rateLimiter, analytics, log = logToConsole, reportError } = runtime;
+  const period = String(settings.rateLimitPeriodSeconds);
+  // Sentry's own header: no categories means every category, so the SDK holds back everything.
+  const limitedHeaders = { "retry-after": period, "x-sentry-rate-limits": `${period}::key` };
+  const allowHeader = { allow: partners.size > 0 ? "POST, OPTIONS" : "POST" };
 
-/** The tunnel's bindings, as `wrangler.toml` declares them. */
-export function tunnelBindings(env: Pick<Env, "TUNNEL_RATE_LIMITER" | "TUNNEL_ANALYTICS">): TunnelRuntime {
-  return { rateLimiter: env.TUNNEL_RATE_LIMITER, analytics: env.TUNNEL_ANALYTICS };
-}
+  const refuse = (code: TunnelAnswerCode, headers?: Record<string, string>): Handled => ({
+    response: tunnelAnswer(code, headers),
+    code,
+    outcome: TUNNEL_ANSWERS[code][1],
+  });
 
-/** Handles `POST /monitoring?o=&p=[&r=]`: checks the envelope and streams it, unchanged, to Sentry. */
-export async function handleTunnelRequest(
-  request: Request,
-  config: TunnelConfig,
-  { rateLimiter, analytics, log = logToConsole, reportError }: TunnelRuntime = {},
-): Promise<Response> {
-  const started = Date.now();
-  let handled: Handled;
-  try {
-    handled = await tunnel(request, config, rateLimiter);
-  } catch (error) {
-    reportError?.(error);
-    const reason = "internal_error";
-    handled = { response: rejectionResponse(reason), reason, query: undefined, bytes: null, upstreamStatus: null };
+  /** Every check that needs no body, cheapest and most telling first; the limiter sees every request. */
+  async function admit(request: Request): Promise<Handled | TunnelQuery> {
+    if (rateLimiter && !(await withinRateLimit(rateLimiter, request))) return refuse("rate_limited", limitedHeaders);
+    const url = new URL(request.url);
+    if (url.pathname !== TUNNEL_PATH) return refuse("not_found");
+
+    const origin = request.headers.get("origin");
+    const partner = origin !== null && partners.has(origin);
+    if (origin !== null && !partner && origin !== url.origin) return refuse("origin_not_allowed");
+    if (request.method === "OPTIONS" && partner) {
+      const response = new Response(null, { status: 204, headers: { ...TUNNEL_RESPONSE_HEADERS, ...PREFLIGHT_HEADERS } });
+      return { response, code: null, outcome: "preflight" };
+    }
+    if (request.method !== "POST") return refuse("method_not_allowed", allowHeader);
+
+    return parseTunnelQuery(url.searchParams) ?? refuse("invalid_query");
   }
-  const { response, reason, query } = handled;
-  const status = response.status;
-  const line: TunnelLogLine = {
-    event: "tunnel",
-    outcome: reason === null ? "forwarded" : status >= 500 ? "failed" : "rejected",
-    reason,
-    status,
-    org: query?.org ?? null,
-    project: query?.project ?? null,
-    region: query?.region ?? null,
-    bytes: handled.bytes,
-    upstream_status: handled.upstreamStatus,
-    duration_ms: Date.now() - started,
+
+  async function relay(request: Request, deadline: Deadline, facts: Facts): Promise<Handled> {
+    const admitted = await admit(request);
+    if ("response" in admitted) return admitted;
+    const query = (facts.query = admitted);
+
+    const declaredLength = request.headers.get("content-length") ?? "";
+    const contentLength = /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : undefined;
+    facts.bytes = contentLength ?? null;
+    if (contentLength !== undefined && contentLength > settings.maxEnvelopeBytes) return refuse("envelope_too_large");
+    const encoding = contentEncodingOf(request.headers);
+    if (!encoding) return refuse("unsupported_encoding");
+    if (!request.body || contentLength === 0) return refuse("empty_envelope");
+
+    const read = await readHead(request, request.body, contentLength, encoding, deadline);
+    if (!read.ok) return refuse(read.reason);
+    const { head } = read;
+    facts.bytes = head.consumedBytes;
+    if (head.consumedBytes > settings.maxEnvelopeBytes) return refuse("envelope_too_large");
+
+    const verdict = checkEnvelopeDsn(head.dsn, query, allowList);
+    if (!verdict.ok) return refuse(verdict.reason);
+
+    // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
+    const whole = head.ended || head.consumedBytes === contentLength;
+    const forwarded = await forwardEnvelope({
+      url: verdict.allowed.upstreamUrl,
+      headers: upstreamRequestHeaders(request.headers, encoding, contentLength),
+      consumed: head.consumed,
+      consumedBytes: head.consumedBytes,
+      rest: whole ? undefined : request.body,
+      contentLength,
+      maxBytes: settings.maxEnvelopeBytes,
+      deadline,
+    });
+    facts.bytes = forwarded.bytes;
+    if (!forwarded.ok) return refuse(forwarded.reason);
+
+    const { answer } = forwarded;
+    facts.upstreamStatus = answer.status;
+    const response = new Response(answer.body, { status: answer.status, headers: returnedResponseHeaders(answer.headers) });
+    return { response, code: null, outcome: "forwarded" };
+  }
+
+  function record(handled: Handled, facts: Facts, started: number): void {
+    const { query } = facts;
+    const line: TunnelLogLine = {
+      event: "tunnel",
+      outcome: handled.outcome,
+      reason: handled.code,
+      status: handled.response.status,
+      org: query?.org ?? null,
+      project: query?.project ?? null,
+      region: query?.region ?? null,
+      bytes: facts.bytes,
+      upstream_status: facts.upstreamStatus,
+      duration_ms: Date.now() - started,
+    };
+    log(line);
+    try {
+      analytics?.writeDataPoint(tunnelDataPoint(line));
+    } catch {
+      // Metrics are not worth failing an envelope for; the log line above has the same facts.
+    }
+  }
+
+  return async (request) => {
+    const started = Date.now();
+    const deadline = new Deadline(settings.timeoutMs);
+    const facts: Facts = { query: undefined, bytes: null, upstreamStatus: null };
+    let handled: Handled;
+    try {
+      handled = await relay(request, deadline, facts);
+    } catch (error) {
+      reportError?.(error, request);
+      handled = refuse("internal_error");
+    } finally {
+      deadline.end();
+    }
+    const cors = corsHeadersFor(request.headers.get("origin"), partners);
+    if (cors) for (const [name, value] of Object.entries(cors)) handled.response.headers.set(name, value);
+    record(handled, facts, started);
+    return handled.response;
   };
-  log(line);
-  try {
-    analytics?.writeDataPoint(tunnelDataPoint(line));
-  } catch {
-    // Metrics are not worth failing an envelope for; the log line above has the same facts.
-  }
-  return response;
 }
 
 function logToConsole(line: TunnelLogLine): void {
@@ -94,103 +215,44 @@ function logToConsole(line: TunnelLogLine): void {
 /** A limiter that fails lets the envelope through: losing monitoring is worse than a missed limit. */
 async function withinRateLimit(rateLimiter: NonNullable<TunnelRuntime["rateLimiter"]>, request: Request): Promise<boolean> {
   try {
-    const { success } = await rateLimiter.limit({ key: request.headers.get("cf-connecting-ip") ?? "unknown" });
+    const { success } = await rateLimiter.limit({ key: clientKey(request.headers.get("cf-connecting-ip")) });
     return success;
   } catch {
     return true;
   }
 }
 
-async function tunnel(
+type HeadRead = HeadResult | { ok: false; reason: "body_timeout" | "body_incomplete" };
+
+/**
+ * Reads the body as far as the envelope's header line, within the deadline. workerd hands a body
+ * over in 4 KiB chunks, so even a 10 KB event would need several reads; a small body is cheaper
+ * taken whole, in one native call.
+ */
+async function readHead(
   request: Request,
-  config: TunnelConfig,
-  rateLimiter: TunnelRuntime["rateLimiter"],
-): Promise<Handled> {
-  let query: TunnelQuery | undefined;
-  let bytes: number | null = null;
-  const reject = (reason: RejectionReason, headers?: Record<string, string>): Handled => ({
-    response: rejectionResponse(reason, headers),
-    reason,
-    query,
-    bytes,
-    upstreamStatus: null,
-  });
-
-  if (request.method !== "POST") return reject("method_not_allowed");
-
-  const url = new URL(request.url);
-  query = parseTunnelQuery(url.searchParams);
-  if (!query) return reject("invalid_query");
-
-  const origin = request.headers.get("origin");
-  if (origin !== null && origin !== url.origin && !config.allowedOrigins.has(origin)) {
-    return reject("origin_not_allowed");
-  }
-
-  if (rateLimiter && !(await withinRateLimit(rateLimiter, request))) {
-    const period = String(config.rateLimitPeriodSeconds);
-    // Sentry's own header: no categories means every category, so the SDK holds back everything.
-    return reject("rate_limited", { "retry-after": period, "x-sentry-rate-limits": `${period}::key` });
-  }
-
-  const declaredLength = request.headers.get("content-length") ?? "";
-  const contentLength = /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : undefined;
-  bytes = contentLength ?? null;
-  if (contentLength !== undefined && contentLength > config.maxEnvelopeBytes) return reject("envelope_too_large");
-
-  const encoding = contentEncodingOf(request.headers);
-  if (!encoding) return reject("unsupported_encoding");
-  if (!request.body || contentLength === 0) return reject("empty_envelope");
-
-  // One deadline for the whole exchange: receiving the body, and Sentry's answer.
-  const cutoff = new Cutoff(config.upstreamTimeoutMs);
-  try {
-
-    // workerd hands a body over in 4 KiB chunks, so even a 10 KB event would need the piping below;
-    // a small body is cheaper taken whole, in one native call.
-    const small = contentLength !== undefined && contentLength <= SMALL_BODY_BYTES;
-    const reader = small ? undefined : request.body.getReader();
-    let head;
+  body: ReadableStream<BodyChunk>,
+  contentLength: number | undefined,
+  encoding: ContentEncoding,
+  deadline: Deadline,
+): Promise<HeadRead> {
+  const failed = (): HeadRead => ({ ok: false, reason: deadline.passed ? "body_timeout" : "body_incomplete" });
+  if (contentLength !== undefined && contentLength <= SMALL_BODY_BYTES) {
+    let bytes: BodyChunk;
     try {
-      head = reader
-        ? await beforeCutoff(readEnvelopeHead(reader, encoding), cutoff)
-        : await readEnvelopeHead(wholeBody(new Uint8Array(await beforeCutoff(request.arrayBuffer(), cutoff))), encoding);
+      bytes = new Uint8Array(await deadline.race(request.arrayBuffer()));
     } catch {
-      reader?.cancel().catch(() => {});
-      return reject(cutoff.timedOut ? "body_timeout" : "body_incomplete");
+      return failed();
     }
-    reader?.releaseLock();
-    if (!head.ok) return reject(head.reason);
-    bytes = head.head.consumedBytes;
-    if (bytes > config.maxEnvelopeBytes) return reject("envelope_too_large");
-
-    const verdict = checkEnvelopeDsn(head.head.dsn, query, config.allowedDsns);
-    if (!verdict.ok) return reject(verdict.reason);
-
-    // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
-    const whole = head.head.ended || head.head.consumedBytes === contentLength;
-    const forwarded = await forwardEnvelope({
-      url: verdict.allowed.upstreamUrl,
-      headers: upstreamRequestHeaders(request.headers, encoding, contentLength),
-      consumed: head.head.consumed,
-      consumedBytes: head.head.consumedBytes,
-      rest: whole ? undefined : request.body,
-      contentLength,
-      maxBytes: config.maxEnvelopeBytes,
-      cutoff,
-    });
-    bytes = forwarded.bytes;
-    if (!forwarded.ok) return reject(forwarded.reason);
-
-    const { answer } = forwarded;
-    return {
-      response: new Response(answer.body, { status: answer.status, headers: returnedResponseHeaders(answer.headers) }),
-      reason: null,
-      query,
-      bytes,
-      upstreamStatus: answer.status,
-    };
-  } finally {
-    cutoff.end();
+    return readEnvelopeHead(wholeBody(bytes), encoding);
+  }
+  const reader = body.getReader();
+  try {
+    const head = await deadline.race(readEnvelopeHead(reader, encoding));
+    reader.releaseLock();
+    return head;
+  } catch {
+    reader.cancel().catch(() => {});
+    return failed();
   }
 }

@@ -1,9 +1,9 @@
-import { dsnFromString } from "@sentry/core";
 import { describe, expect, it } from "vitest";
 
-import { saasIngestOf, upstreamUrlFor } from "./upstream-target.server";
+import { parseDsn } from "./dsn.server";
+import { projectOf, upstreamUrlFor } from "./upstream-target.server";
 
-const dsn = (text: string) => dsnFromString(text)!;
+const dsn = (text: string) => parseDsn(text)!;
 
 describe("upstreamUrlFor", () => {
   it.each([
@@ -26,16 +26,15 @@ describe("upstreamUrlFor", () => {
   });
 });
 
-describe("saasIngestOf", () => {
+describe("projectOf", () => {
   it.each([
     ["o1.ingest.us.sentry.io", { org: "1", region: "us" }],
     ["o1.ingest.sentry.io", { org: "1", region: undefined }],
-    ["sentry.io", undefined],
-    ["o1.ingest.us.sentry.io.evil.example", undefined],
-    ["evil.example/o1.ingest.us.sentry.io", undefined],
-    ["o1.ingest.usa.sentry.io", undefined],
-    ["ox.ingest.us.sentry.io", undefined],
-  ])("reads %s as %j", (host, expected) => {
-    expect(saasIngestOf(host)).toEqual(expected);
+    ["sentry.io", { org: undefined, region: undefined }],
+    ["o1.ingest.us.sentry.io.evil.example", { org: undefined, region: undefined }],
+    ["o1.ingest.usa.sentry.io", { org: undefined, region: undefined }],
+    ["ox.ingest.us.sentry.io", { org: undefined, region: undefined }],
+  ])("reads the host %s as %j", (host, expected) => {
+    expect(projectOf(dsn(`https://k@${host}/7`))).toEqual({ ...expected, projectId: "7" });
   });
 });

@@ -1,16 +1,18 @@
-import { getEnvelopeEndpointWithUrlEncodedAuth, type DsnComponents } from "@sentry/core";
+import type { Dsn } from "./dsn.server";
 
 /** Sentry SaaS ingest hosts: `o<org>.ingest[.<region>].sentry.io`. */
 const SAAS_INGEST_HOST = /^o(\d+)\.ingest(?:\.([a-z]{2}))?\.sentry\.io$/;
 
-export interface SaasIngest {
-  org: string;
+/** Which project a DSN reports to, as the tunnel's query names it: `o` and `r` exist for SaaS only. */
+export interface ProjectIdentity {
+  org: string | undefined;
   region: string | undefined;
+  projectId: string;
 }
 
-export function saasIngestOf(host: string): SaasIngest | undefined {
-  const match = SAAS_INGEST_HOST.exec(host);
-  return match ? { org: match[1]!, region: match[2] } : undefined;
+export function projectOf(dsn: Dsn): ProjectIdentity {
+  const saas = SAAS_INGEST_HOST.exec(dsn.host);
+  return { org: saas?.[1], region: saas?.[2], projectId: dsn.projectId };
 }
 
 /**
@@ -20,13 +22,8 @@ export function saasIngestOf(host: string): SaasIngest | undefined {
  * envelope header already carries the DSN. SaaS gets `hsts=0` so that Sentry does not send an HSTS
  * header for us to strip. `upstreamOrigin` (development and tests) swaps scheme, host and port only.
  */
-export function upstreamUrlFor(dsn: DsnComponents, upstreamOrigin?: string): string {
-  const url = new URL(getEnvelopeEndpointWithUrlEncodedAuth(dsn));
-  url.search = saasIngestOf(dsn.host) ? "?hsts=0" : "";
-  if (upstreamOrigin) {
-    const target = new URL(upstreamOrigin);
-    url.protocol = target.protocol;
-    url.host = target.host;
-  }
-  return url.href;
+export function upstreamUrlFor(dsn: Dsn, upstreamOrigin?: string): string {
+  const origin = upstreamOrigin ?? `${dsn.protocol}://${dsn.host}${dsn.port ? `:${dsn.port}` : ""}`;
+  const saas = projectOf(dsn).org !== undefined;
+  return `${origin}/${dsn.path}api/${dsn.projectId}/envelope/${saas ? "?hsts=0" : ""}`;
 }

@@ -89,13 +89,6 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
         await alternate(cpuPerRequest(tunnel, `/monitoring${TUNNEL_QUERY}`, small), cpuPerRequest(control, "/", small)),
       ),
     );
-    figures.push(
-      ratioFigure(
-        "Throughput, 10 KB, through the Remix route (/monitoring/)",
-        "req/s",
-        await alternate(rate(tunnel, `/monitoring/${TUNNEL_QUERY}`, small), rate(control, "/", small)),
-      ),
-    );
     const large = { body: envelopeOf(1 * MiB, "attachment"), connections: 4, seconds: SECONDS };
     figures.push(
       ratioFigure("Throughput, 1 MB attachment envelopes", "req/s", await alternate(rate(tunnel, `/monitoring${TUNNEL_QUERY}`, large), rate(control, "/", large)), { min: 0.9 }),

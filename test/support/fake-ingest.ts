@@ -23,6 +23,8 @@ export class FakeIngest {
   unfinished = 0;
   /** Requests that arrived at all, complete or not. */
   arrivals = 0;
+  /** Requests still arriving: their body has neither ended nor been cut off. */
+  private receiving = 0;
   private behaviour: IngestBehaviour = answerOk;
   private readonly server = createServer((request, response) => this.receive(request, response));
 
@@ -37,6 +39,11 @@ export class FakeIngest {
     return `http://127.0.0.1:${port}`;
   }
 
+  /** Waits until no request is still arriving, so that every delivery there will be is in. */
+  settled(timeoutMs = 5_000): Promise<void> {
+    return eventually(() => this.receiving === 0, timeoutMs);
+  }
+
   respondWith(behaviour: IngestBehaviour): void {
     this.behaviour = behaviour;
   }
@@ -45,6 +52,7 @@ export class FakeIngest {
     this.deliveries.length = 0;
     this.unfinished = 0;
     this.arrivals = 0;
+    this.receiving = 0;
     this.behaviour = answerOk;
   }
 
@@ -55,17 +63,21 @@ export class FakeIngest {
 
   private receive(request: IncomingMessage, response: ServerResponse): void {
     this.arrivals += 1;
+    this.receiving += 1;
     const chunks: Buffer[] = [];
     let complete = false;
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       complete = true;
+      this.receiving -= 1;
       const body = Buffer.concat(chunks);
       this.deliveries.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
       this.behaviour(request, response, body);
     });
     request.on("close", () => {
-      if (!complete) this.unfinished += 1;
+      if (complete) return;
+      this.unfinished += 1;
+      this.receiving -= 1;
     });
   }
 }

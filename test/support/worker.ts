@@ -6,6 +6,7 @@ import { Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 
 import { fetchOnce } from "./http";
+import { workerdChildren } from "./process-memory";
 
 export const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -22,6 +23,8 @@ export interface RunningWorker {
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Lines the Worker wrote to stdout and stderr. */
   logs: string[];
+  /** The workerd process that runs it. */
+  pid: number;
   dispose(): Promise<void>;
 }
 
@@ -58,6 +61,7 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
       logs.push(...lines);
     });
   };
+  const before = workerdChildren();
   const miniflare = new Miniflare({
     rootPath: root,
     // The Remix bundle has a dynamic import(), which Miniflare's module scan refuses: list the module.
@@ -81,9 +85,13 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
     },
   });
   const { origin } = await miniflare.ready;
+  const [pid] = [...workerdChildren()].filter((child) => !before.has(child));
+  if (pid === undefined) throw new Error("the workerd process Miniflare started was not found");
   return {
+    pid,
     origin,
-    fetch: (path, init) => fetchOnce(new URL(path, origin), init),
+    // Joined, not resolved: `//monitoring` must reach the Worker as a path, not as a host.
+    fetch: (path, init) => fetchOnce(new URL(`${origin}${path}`), init),
     logs,
     dispose: () => miniflare.dispose(),
   };

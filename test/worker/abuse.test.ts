@@ -126,6 +126,19 @@ describe("abuse and faults, in workerd", () => {
     expect(other.status).toBe(200);
   });
 
+  it("counts refused requests against the client's limit too", async () => {
+    // Nothing but requests the tunnel refuses (405): they alone bring the client to its limit.
+    const statuses: number[] = [];
+    while (statuses.length < 200 && statuses.at(-1) !== 429) {
+      const response = await worker.fetch(TUNNEL, { headers: { "cf-connecting-ip": "203.0.113.99" } });
+      statuses.push(response.status);
+      await response.arrayBuffer();
+    }
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.length).toBeGreaterThan(60);
+    expect(new Set(statuses.slice(0, 60))).toEqual(new Set([405]));
+  });
+
   it("answers 408 to a client whose body stalls, and delivers nothing of it", async () => {
     for (const size of [2_000, 300_000]) {
       const { body } = envelope(size);
@@ -237,7 +250,11 @@ describe("a bug in the tunnel itself", () => {
     });
     try {
       const { origin } = await miniflare.ready;
-      const response = await fetchOnce(new URL(TUNNEL, origin), { method: "POST", body: new Uint8Array(envelope(100).body) });
+      const response = await fetchOnce(new URL(TUNNEL, origin), {
+        method: "POST",
+        body: new Uint8Array(envelope(100).body),
+        headers: { authorization: "Basic dHVubmVsLXVzZXI6dHVubmVsLXBhc3N3b3Jk", "x-api-key": "tunnel-api-key-value", cookie: "sid=tunnel-cookie-value" },
+      });
       expect(response.status).toBe(500);
       expect(await response.json()).toMatchObject({ reason: "internal_error" });
       await eventually(() => ingest.deliveries.length === 1, 10_000);
@@ -247,6 +264,9 @@ describe("a bug in the tunnel itself", () => {
       expect(report!.url).toBe("/api/4502/envelope/?hsts=0");
       expect(report!.headers["x-sentry-forwarded-for"]).toBeUndefined();
       expect(report!.body.toString("utf8")).toContain("Planted bug: the allow-list lookup failed");
+      for (const secret of ["dHVubmVsLXVzZXI6dHVubmVsLXBhc3N3b3Jk", "tunnel-api-key-value", "tunnel-cookie-value"]) {
+        expect(report!.body.toString("utf8")).not.toContain(secret);
+      }
     } finally {
       await miniflare.dispose();
       await ingest.stop();

@@ -82,30 +82,61 @@ describe("the Worker's own monitoring", () => {
     expect(transactions).toHaveLength(2);
   });
 
-  it("never reports on the tunnel's own requests, by either path", async () => {
+  it("never reports on the tunnel's own requests, by any spelling of its path", async () => {
     const envelope = Buffer.from(`${JSON.stringify({ dsn: APP_DSN })}\n{"type":"event"}\n{}\n`);
     const traced = {
       "sentry-trace": "0123456789abcdef0123456789abcdef-0123456789abcdef-1",
       baggage: "sentry-trace_id=0123456789abcdef0123456789abcdef,sentry-sampled=true",
     };
-    for (const path of ["/monitoring?o=4501&p=4502&r=us", "/monitoring/?o=4501&p=4502&r=us"]) {
-      expect((await worker.fetch(path, { method: "POST", body: new Uint8Array(envelope), headers: traced })).status).toBe(200);
-      expect((await worker.fetch(path, { method: "POST", body: new Uint8Array(envelope), headers: { ...traced, origin: "https://evil.example" } })).status).toBe(403);
+    const query = "?o=4501&p=4502&r=us";
+    const spellings = ["/monitoring/", "/MONITORING", "/Monitoring/", "//monitoring", "/monitoring//", "/%6Donitoring", "/%6donitoring%2F", "/%256Donitoring"];
+    expect((await worker.fetch(`/monitoring${query}`, { method: "POST", body: new Uint8Array(envelope), headers: traced })).status).toBe(200);
+    for (const path of spellings) {
+      for (const method of ["POST", "GET"]) {
+        const response = await worker.fetch(`${path}${query}`, { method, headers: traced, ...(method === "POST" ? { body: new Uint8Array(envelope) } : {}) });
+        expect(response.status, `${method} ${path}`).toBe(404);
+        expect(await response.json(), `${method} ${path}`).toMatchObject({ reason: "not_found" });
+      }
     }
+    expect((await worker.fetch(`/monitoring${query}`, { method: "POST", body: new Uint8Array(envelope), headers: { ...traced, origin: "https://evil.example" } })).status).toBe(403);
+    // A page's transaction arrives after every tunnel request above: whatever they traced would be in by then.
     await worker.fetch("/");
-    await eventually(() => payloads<SentryEvent>(fromWorker(), "transaction").length >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eventually(() => payloads<SentryEvent>(fromWorker(), "transaction").some((event) => event.transaction === "GET /"));
 
     const transactions = payloads<SentryEvent>(fromWorker(), "transaction").map((transaction) => transaction.transaction);
     expect(transactions).toEqual(["GET /"]);
     const forwarded = ingest.deliveries.filter((delivery) => delivery.headers["x-sentry-forwarded-for"] !== undefined);
-    expect(forwarded).toHaveLength(2);
-    for (const delivery of forwarded) {
-      expect(delivery.body.equals(envelope)).toBe(true);
-      expect(delivery.headers["sentry-trace"]).toBeUndefined();
-      expect(delivery.headers.baggage).toBeUndefined();
-      expect(delivery.headers.traceparent).toBeUndefined();
+    expect(forwarded).toHaveLength(1);
+    expect(forwarded[0]!.body.equals(envelope)).toBe(true);
+    for (const header of ["sentry-trace", "baggage", "traceparent"]) expect(forwarded[0]!.headers[header]).toBeUndefined();
+  });
+
+  it("sends no credential to Sentry in its own events: page views and errors alike", async () => {
+    const secrets = {
+      authorization: "Basic c2l0ZS11c2VyOnNpdGUtcGFzc3dvcmQ=",
+      "proxy-authorization": "Bearer proxy-secret-value",
+      "x-api-key": "api-key-secret-value",
+      "x-auth-token": "auth-token-secret-value",
+      "x-session-secret": "session-secret-value",
+      cookie: "sid=cookie-secret-value",
+    };
+    const query = "?access_token=query-secret-value&api_key=query-key-value&page=2";
+    await worker.fetch(`/${query}`, { headers: secrets });
+    await worker.fetch(`/sentry-example-page${query}`, {
+      method: "POST",
+      body: new URLSearchParams({ intent: "server-error" }),
+      headers: secrets,
+    });
+    await eventually(() => {
+      const own = fromWorker();
+      return payloads<SentryEvent>(own, "event").length === 1 && payloads<SentryEvent>(own, "transaction").length >= 2;
+    });
+    const sent = ingest.deliveries.map((delivery) => delivery.body.toString("utf8")).join("\n");
+    for (const value of [...Object.values(secrets), "c2l0ZS11c2Vy", "query-secret-value", "query-key-value"]) {
+      expect(sent).not.toContain(value.replace(/^sid=/, ""));
     }
+    // What describes the request still arrives.
+    expect(sent).toContain("page=2");
   });
 
   it("never serves source maps", async () => {

@@ -1,0 +1,39 @@
+import { TUNNEL_RESPONSE_HEADERS } from "./header-policy.server";
+
+/**
+ * Every answer the tunnel gives on its own account, rather than passing on Sentry's: its status,
+ * the log's outcome, and a sentence for the client. The codes are stable: operators filter logs on
+ * them and the README lists them.
+ */
+export const TUNNEL_ANSWERS = {
+  rate_limited: [429, "rejected", "Too many envelopes from this client; wait as Retry-After says."],
+  not_found: [404, "rejected", "The tunnel answers only at /monitoring, spelled exactly so."],
+  method_not_allowed: [405, "rejected", "Only POST is accepted: send the envelope as the request body."],
+  invalid_query: [400, "rejected", "The query must be o=<org id>&p=<project id>[&r=<region>], digits for o and p and two letters for r."],
+  origin_not_allowed: [403, "rejected", "This origin may not use the tunnel; add it to TUNNEL_ALLOWED_ORIGINS."],
+  envelope_too_large: [413, "rejected", "The envelope is larger than TUNNEL_MAX_ENVELOPE_BYTES allows."],
+  unsupported_encoding: [415, "rejected", "Content-Encoding must be gzip, deflate or none."],
+  empty_envelope: [400, "rejected", "The body is empty; an envelope starts with a JSON header line."],
+  header_too_long: [400, "rejected", "No newline within the first 64 KiB: the envelope header line is missing or too long."],
+  bad_compression: [400, "rejected", "The body could not be decompressed with the declared Content-Encoding."],
+  header_not_json: [400, "rejected", "The envelope header line is not a JSON object."],
+  header_repeated_key: [400, "rejected", "The envelope header line names a key twice."],
+  dsn_missing: [400, "rejected", "The envelope header has no \"dsn\" string."],
+  dsn_invalid: [400, "rejected", "The envelope header's \"dsn\" is not a Sentry DSN."],
+  dsn_not_allowed: [403, "rejected", "The envelope's DSN is not one this tunnel forwards for."],
+  query_mismatch: [403, "rejected", "The query's org, project or region does not match the envelope's DSN."],
+  body_incomplete: [400, "rejected", "The body ended before its declared length, or the client went away."],
+  body_timeout: [408, "rejected", "The body did not arrive within the tunnel's timeout."],
+  upstream_redirect: [502, "failed", "Sentry answered with a redirect, which the tunnel does not follow."],
+  upstream_unreachable: [502, "failed", "Sentry could not be reached."],
+  upstream_timeout: [504, "failed", "Sentry did not answer in time."],
+  internal_error: [500, "failed", "The tunnel failed on its own account; the failure has been reported."],
+} as const satisfies Record<string, readonly [number, "rejected" | "failed", string]>;
+
+export type TunnelAnswerCode = keyof typeof TUNNEL_ANSWERS;
+
+export function tunnelAnswer(code: TunnelAnswerCode, extraHeaders?: Record<string, string>): Response {
+  const [status, , error] = TUNNEL_ANSWERS[code];
+  const headers = new Headers({ ...TUNNEL_RESPONSE_HEADERS, "content-type": "application/json", ...extraHeaders });
+  return new Response(JSON.stringify({ error, reason: code }), { status, headers });
+}
