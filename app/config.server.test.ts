@@ -22,6 +22,7 @@ describe("readConfig", () => {
       timeoutMs: 30_000,
       upstreamOrigin: undefined,
       rateLimitPeriodSeconds: 10,
+      spoolRetrySeconds: 10,
     });
   });
 

@@ -34,6 +34,7 @@ export type ConfigEnv = Pick<
   | "TUNNEL_UPSTREAM_ORIGIN"
   | "TUNNEL_UPSTREAM_TIMEOUT_MS"
   | "TUNNEL_RATE_LIMIT_PERIOD_SECONDS"
+  | "TUNNEL_SPOOL_RETRY_SECONDS"
 >;
 
 export class ConfigError extends Error {
@@ -49,6 +50,7 @@ export class ConfigError extends Error {
 const DEFAULT_MAX_ENVELOPE_BYTES = 20 * 1024 * 1024;
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
+const DEFAULT_SPOOL_RETRY_SECONDS = 10;
 
 /** Throws a {@link ConfigError} naming the first variable that is wrong. */
 export function readConfig(env: Partial<ConfigEnv>): AppConfig {
@@ -74,6 +76,7 @@ export function readConfig(env: Partial<ConfigEnv>): AppConfig {
       timeoutMs: positiveInteger(env, "TUNNEL_UPSTREAM_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUT_MS),
       upstreamOrigin,
       rateLimitPeriodSeconds: positiveInteger(env, "TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
+      spoolRetrySeconds: positiveInteger(env, "TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),
     },
   };
 }

@@ -6,6 +6,8 @@ import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
 import { workerSentryOptions } from "../app/monitoring/worker-options.server";
+import { SentryLimits } from "../app/tunnel/sentry-limits.server";
+import { createSpoolConsumer } from "../app/tunnel/spool-consumer.server";
 import { isTunnelPathSpelling } from "../app/tunnel/tunnel-path";
 import { createTunnel, tunnelBindings } from "../app/tunnel/tunnel.server";
 import { reportTunnelBug } from "./report-tunnel-bug";
@@ -16,11 +18,31 @@ import { reportTunnelBug } from "./report-tunnel-bug";
  */
 const config = readConfig(startupEnv);
 
+/** Sentry's rate limits as this isolate last heard them, shared by the live tunnel and the spool. */
+const limits = new SentryLimits();
+const bindings = tunnelBindings(startupEnv);
+
 /** The one tunnel of this isolate: the entry below and the Remix route both answer with it. */
 const tunnel = createTunnel(config.tunnel, {
-  ...tunnelBindings(startupEnv),
+  ...bindings,
+  limits,
   reportError: (error, request) => reportTunnelBug(workerSentryOptions(config), error, request),
 });
+
+const deliverSpooled = createSpoolConsumer(config.tunnel, {
+  bucket: startupEnv.TUNNEL_SPOOL_BUCKET,
+  limits,
+  analytics: startupEnv.TUNNEL_ANALYTICS,
+});
+
+// Said once per isolate, so that an operator sees a missing spool before an outage does.
+console.log(
+  JSON.stringify({
+    event: "tunnel_start",
+    spool: bindings.spool ? "on" : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
+    large_bodies: startupEnv.TUNNEL_SPOOL_BUCKET ? "R2" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
+  }),
+);
 
 const handleRemixRequest = createRequestHandler(instrumentBuild(build as unknown as ServerBuild), build.mode);
 
@@ -37,5 +59,8 @@ export default {
     // them. Every spelling of the path comes here, so none of them is ever traced.
     if (isTunnelPathSpelling(new URL(request.url).pathname)) return tunnel(request);
     return app.fetch!(request, env, ctx);
+  },
+  queue(batch) {
+    return deliverSpooled(batch);
   },
 } satisfies ExportedHandler<Env>;

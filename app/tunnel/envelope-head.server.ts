@@ -276,3 +276,15 @@ function repeatsAKey(json: string): boolean {
   }
   return false;
 }
+
+/** The chunks as one: the only chunk itself, or a copy of all of them. */
+export function joinChunks(chunks: readonly BodyChunk[], length: number): BodyChunk {
+  if (chunks.length === 1) return chunks[0]!;
+  const whole = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return whole;
+}

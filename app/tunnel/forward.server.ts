@@ -1,5 +1,5 @@
 import type { Deadline } from "./deadline.server";
-import type { BodyChunk } from "./envelope-head.server";
+import { joinChunks, type BodyChunk } from "./envelope-head.server";
 
 export interface ForwardRequest {
   url: string;
@@ -112,7 +112,7 @@ async function readCapped(stream: ReadableStream<BodyChunk> | null): Promise<Uin
     }
     chunks.push(value);
   }
-  return length === 0 ? null : concat(chunks, length);
+  return length === 0 ? null : joinChunks(chunks, length);
 }
 
 interface OutgoingBody {
@@ -129,7 +129,7 @@ interface OutgoingBody {
 function outgoingBody(forward: ForwardRequest): OutgoingBody {
   const { consumed, consumedBytes, rest, contentLength, maxBytes, deadline } = forward;
   if (!rest) {
-    const whole = concat(consumed, consumedBytes);
+    const whole = joinChunks(consumed, consumedBytes);
     return { stream: whole, bytes: () => consumedBytes, complete: () => true, tooLarge: () => false, stop: () => {} };
   }
 
@@ -175,15 +175,4 @@ function outgoingBody(forward: ForwardRequest): OutgoingBody {
     tooLarge: () => tooLarge,
     stop: () => stopPiping.abort(),
   };
-}
-
-function concat(chunks: readonly BodyChunk[], length: number): BodyChunk {
-  if (chunks.length === 1) return chunks[0]!;
-  const whole = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    whole.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return whole;
 }

@@ -6,10 +6,12 @@ import { TUNNEL_RESPONSE_HEADERS } from "./header-policy.server";
  * them and the README lists them.
  */
 export const TUNNEL_ANSWERS = {
+  spooled: [202, "spooled", "Sentry could not take the envelope just now; it is stored and will be delivered."],
   rate_limited: [429, "rejected", "Too many envelopes from this client; wait as Retry-After says."],
   not_found: [404, "rejected", "The tunnel answers only at /monitoring, spelled exactly so."],
   method_not_allowed: [405, "rejected", "Only POST is accepted: send the envelope as the request body."],
   invalid_query: [400, "rejected", "The query must be o=<org id>&p=<project id>[&r=<region>], digits for o and p and two letters for r."],
+  sentry_rate_limited: [429, "rejected", "Sentry is rate-limiting this DSN; wait as Retry-After says."],
   origin_not_allowed: [403, "rejected", "This origin may not use the tunnel; add it to TUNNEL_ALLOWED_ORIGINS."],
   envelope_too_large: [413, "rejected", "The envelope is larger than TUNNEL_MAX_ENVELOPE_BYTES allows."],
   unsupported_encoding: [415, "rejected", "Content-Encoding must be gzip, deflate or none."],
@@ -28,12 +30,13 @@ export const TUNNEL_ANSWERS = {
   upstream_unreachable: [502, "failed", "Sentry could not be reached."],
   upstream_timeout: [504, "failed", "Sentry did not answer in time."],
   internal_error: [500, "failed", "The tunnel failed on its own account; the failure has been reported."],
-} as const satisfies Record<string, readonly [number, "rejected" | "failed", string]>;
+} as const satisfies Record<string, readonly [number, "spooled" | "rejected" | "failed", string]>;
 
 export type TunnelAnswerCode = keyof typeof TUNNEL_ANSWERS;
 
 export function tunnelAnswer(code: TunnelAnswerCode, extraHeaders?: Record<string, string>): Response {
-  const [status, , error] = TUNNEL_ANSWERS[code];
+  const [status, , sentence] = TUNNEL_ANSWERS[code];
   const headers = new Headers({ ...TUNNEL_RESPONSE_HEADERS, "content-type": "application/json", ...extraHeaders });
-  return new Response(JSON.stringify({ error, reason: code }), { status, headers });
+  const body = status < 400 ? { message: sentence, reason: code } : { error: sentence, reason: code };
+  return new Response(JSON.stringify(body), { status, headers });
 }

@@ -4,8 +4,9 @@ import { corsHeadersFor, PREFLIGHT_HEADERS } from "./cors.server";
 import { Deadline } from "./deadline.server";
 import type { Dsn } from "./dsn.server";
 import { checkEnvelopeDsn, compileAllowList } from "./dsn-policy.server";
-import { readEnvelopeHead, wholeBody, type BodyChunk, type HeadResult } from "./envelope-head.server";
-import { forwardEnvelope } from "./forward.server";
+import { readEnvelopeHead, wholeBody, joinChunks, type BodyChunk, type HeadResult } from "./envelope-head.server";
+import { envelopeItemTypes } from "./envelope-items.server";
+import { forwardEnvelope, type ForwardFailure } from "./forward.server";
 import {
   contentEncodingOf,
   returnedResponseHeaders,
@@ -13,7 +14,10 @@ import {
   upstreamRequestHeaders,
   type ContentEncoding,
 } from "./header-policy.server";
+import { SentryLimits } from "./sentry-limits.server";
+import { createSpool, type Spool, type SpoolBody, type SpooledEnvelope } from "./spool.server";
 import { TUNNEL_ANSWERS, tunnelAnswer, type TunnelAnswerCode } from "./tunnel-answers.server";
+import { UpstreamBreaker } from "./upstream-breaker.server";
 import { TUNNEL_PATH } from "./tunnel-path";
 import { parseTunnelQuery, type TunnelQuery } from "./tunnel-query.server";
 
@@ -30,6 +34,8 @@ export interface TunnelSettings {
   upstreamOrigin: string | undefined;
   /** The rate limiter's period: how long a limited client is told to wait. */
   rateLimitPeriodSeconds: number;
+  /** The spool's first retry delay; each further attempt waits twice as long, up to an hour. */
+  spoolRetrySeconds: number;
 }
 
 /** What the tunnel uses besides its settings; every part is optional. */
@@ -41,19 +47,34 @@ export interface TunnelRuntime {
   log?: (line: TunnelLogLine) => void;
   /** A bug in the tunnel itself; the client gets a 500 either way. */
   reportError?: (error: unknown, request: Request) => void;
+  /** Where envelopes go that Sentry cannot take now; without it they fail as Sentry did. */
+  spool?: Spool;
+  /** Sentry's rate limits as last heard; share one with the spool's consumer. */
+  limits?: SentryLimits;
 }
 
-/** The tunnel's bindings, as `wrangler.toml` declares them. */
-export function tunnelBindings(env: Pick<Env, "TUNNEL_RATE_LIMITER" | "TUNNEL_ANALYTICS">): TunnelRuntime {
-  return { rateLimiter: env.TUNNEL_RATE_LIMITER, analytics: env.TUNNEL_ANALYTICS };
+/** The tunnel's bindings, as `wrangler.toml` declares them; the spool's are optional. */
+export function tunnelBindings(
+  env: Pick<Env, "TUNNEL_RATE_LIMITER" | "TUNNEL_ANALYTICS"> & Partial<Pick<Env, "TUNNEL_SPOOL" | "TUNNEL_SPOOL_BUCKET">>,
+): TunnelRuntime {
+  const queue = env.TUNNEL_SPOOL as Queue<SpooledEnvelope> | undefined;
+  return {
+    rateLimiter: env.TUNNEL_RATE_LIMITER,
+    analytics: env.TUNNEL_ANALYTICS,
+    spool: queue ? createSpool({ queue, bucket: env.TUNNEL_SPOOL_BUCKET }) : undefined,
+  };
 }
 
 export type TunnelOutcome = "forwarded" | "preflight" | (typeof TUNNEL_ANSWERS)[TunnelAnswerCode][1];
 
+/** Sentry's answers that mean "not now" rather than "no": the envelope is spooled. */
+export const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+const UNAVAILABLE_FAILURES: ReadonlySet<ForwardFailure> = new Set(["upstream_unreachable", "upstream_timeout"]);
+
 /** The one log line per request; it never holds the DSN's key, the client's IP or a cookie. */
 export interface TunnelLogLine {
   event: "tunnel";
-  /** `forwarded`: Sentry answered (whatever its status); `rejected`: refused here; `failed`: Sentry could not be reached, or a bug. */
+  /** `forwarded`: Sentry answered (whatever its status); `spooled`: stored for later; `rejected`: refused here; `failed`: Sentry could not be reached and nothing was stored, or a bug. */
   outcome: TunnelOutcome;
   reason: TunnelAnswerCode | null;
   status: number;
@@ -80,6 +101,8 @@ interface Handled {
 
 /** Facts about a request, learnt as it passes each check. */
 interface Facts {
+  /** When the request arrived, in ms since the epoch. */
+  receivedAt: number;
   query: TunnelQuery | undefined;
   bytes: number | null;
   upstreamStatus: number | null;
@@ -93,7 +116,8 @@ interface Facts {
 export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = {}): Tunnel {
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
   const partners: ReadonlySet<string> = new Set(settings.allowedOrigins);
-  const { rateLimiter, analytics, log = logToConsole, reportError } = runtime;
+  const { rateLimiter, analytics, log = logToConsole, reportError, spool, limits = new SentryLimits() } = runtime;
+  const breakers = new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker()]));
   const period = String(settings.rateLimitPeriodSeconds);
   // Sentry's own header: no categories means every category, so the SDK holds back everything.
   const limitedHeaders = { "retry-after": period, "x-sentry-rate-limits": `${period}::key` };
@@ -146,11 +170,33 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     if (!verdict.ok) return refuse(verdict.reason);
 
     // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
-    const whole = head.ended || head.consumedBytes === contentLength;
+    const whole = head.ended || head.consumedBytes === contentLength ? joinChunks(head.consumed, head.consumedBytes) : undefined;
+    const itemTypes = whole && encoding === "identity" ? envelopeItemTypes(whole) : undefined;
+    const sentrySaidNo = limits.refusal(head.dsn, itemTypes);
+    if (sentrySaidNo) return refuse("sentry_rate_limited", sentrySaidNo);
+
+    const { upstreamUrl } = verdict.allowed;
+    const headers = upstreamRequestHeaders(request.headers, encoding, contentLength);
+    const stored: Omit<SpooledEnvelope, "body" | "key"> = { url: upstreamUrl, headers, dsn: head.dsn, receivedAt: facts.receivedAt };
+    const toSpool = async (body: SpoolBody): Promise<Handled | undefined> =>
+      spool && (await spool.store(stored, body)) ? refuse("spooled") : undefined;
+
+    const breaker = breakers.get(upstreamUrl)!;
+    if (spool && !breaker.allows()) {
+      // Sentry is down: straight to the spool, without waiting on it. A body of unknown length
+      // cannot be streamed into R2, so it still tries Sentry.
+      if (whole) return (await toSpool(whole)) ?? refuse("upstream_unreachable");
+      if (contentLength !== undefined) {
+        const body = { stream: prefixed(head.consumed, request.body, contentLength), length: contentLength };
+        const spooled = await deadline.race(toSpool(body)).catch(() => refuse(deadline.passed ? "body_timeout" : "body_incomplete"));
+        return spooled ?? refuse("upstream_unreachable");
+      }
+    }
+
     const forwarded = await forwardEnvelope({
-      url: verdict.allowed.upstreamUrl,
-      headers: upstreamRequestHeaders(request.headers, encoding, contentLength),
-      consumed: head.consumed,
+      url: upstreamUrl,
+      headers,
+      consumed: whole ? [whole] : head.consumed,
       consumedBytes: head.consumedBytes,
       rest: whole ? undefined : request.body,
       contentLength,
@@ -158,15 +204,27 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
       deadline,
     });
     facts.bytes = forwarded.bytes;
-    if (!forwarded.ok) return refuse(forwarded.reason);
+    if (!forwarded.ok) {
+      if (!UNAVAILABLE_FAILURES.has(forwarded.reason)) return refuse(forwarded.reason);
+      breaker.failed();
+      return (whole && (await toSpool(whole))) || refuse(forwarded.reason);
+    }
 
     const { answer } = forwarded;
     facts.upstreamStatus = answer.status;
+    limits.record(head.dsn, answer.status, answer.headers);
+    if (UNAVAILABLE_STATUSES.has(answer.status)) {
+      breaker.failed();
+      const spooled = whole && (await toSpool(whole));
+      if (spooled) return spooled;
+    } else {
+      breaker.succeeded();
+    }
     const response = new Response(answer.body, { status: answer.status, headers: returnedResponseHeaders(answer.headers) });
     return { response, code: null, outcome: "forwarded" };
   }
 
-  function record(handled: Handled, facts: Facts, started: number): void {
+  function record(handled: Handled, facts: Facts): void {
     const { query } = facts;
     const line: TunnelLogLine = {
       event: "tunnel",
@@ -178,7 +236,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
       region: query?.region ?? null,
       bytes: facts.bytes,
       upstream_status: facts.upstreamStatus,
-      duration_ms: Date.now() - started,
+      duration_ms: Date.now() - facts.receivedAt,
     };
     log(line);
     try {
@@ -189,9 +247,8 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
   }
 
   return async (request) => {
-    const started = Date.now();
     const deadline = new Deadline(settings.timeoutMs);
-    const facts: Facts = { query: undefined, bytes: null, upstreamStatus: null };
+    const facts: Facts = { receivedAt: Date.now(), query: undefined, bytes: null, upstreamStatus: null };
     let handled: Handled;
     try {
       handled = await relay(request, deadline, facts);
@@ -203,7 +260,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     }
     const cors = corsHeadersFor(request.headers.get("origin"), partners);
     if (cors) for (const [name, value] of Object.entries(cors)) handled.response.headers.set(name, value);
-    record(handled, facts, started);
+    record(handled, facts);
     return handled.response;
   };
 }
@@ -255,4 +312,19 @@ async function readHead(
     reader.cancel().catch(() => {});
     return failed();
   }
+}
+
+/**
+ * The chunks already read, then the rest of the body: the whole body again, as a stream of the
+ * declared length. A body that ends short or runs long errors the stream, so R2 stores nothing.
+ */
+function prefixed(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, length: number): ReadableStream<Uint8Array> {
+  const { readable, writable } = new FixedLengthStream(length);
+  void (async () => {
+    const writer = writable.getWriter();
+    for (const chunk of consumed) await writer.write(chunk);
+    writer.releaseLock();
+    await rest.pipeTo(writable);
+  })().catch((error: unknown) => writable.abort(error).catch(() => {}));
+  return readable;
 }

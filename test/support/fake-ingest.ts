@@ -88,9 +88,9 @@ export const answerOk: IngestBehaviour = (_request, response) => {
 };
 
 /** Waits for a condition that an asynchronous delivery will make true; fails after `timeoutMs`. */
-export async function eventually(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+export async function eventually(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

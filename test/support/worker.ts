@@ -25,6 +25,8 @@ export interface RunningWorker {
   logs: string[];
   /** The workerd process that runs it. */
   pid: number;
+  /** The Worker's bindings, reached from Node (the spool's queue and bucket, for one). */
+  bindings(): Promise<Record<string, unknown>>;
   dispose(): Promise<void>;
 }
 
@@ -42,6 +44,18 @@ interface DatasetSettings {
 export interface WorkerOptions {
   /** Replaces `wrangler.toml`'s rate limit: suites that are not about it send far more than 60 per 10 s. */
   rateLimit?: { limit: number; period: number };
+  /** `false`: no spool bindings, as a deployment without them runs; Sentry's failures then reach the client. */
+  spool?: boolean;
+}
+
+/** The parts of `wrangler.toml`'s queues and R2 buckets that Miniflare takes. */
+interface QueueSettings {
+  producers?: { queue: string; binding: string }[];
+  consumers?: { queue: string; max_batch_size?: number; max_retries?: number; dead_letter_queue?: string }[];
+}
+interface BucketSettings {
+  binding: string;
+  bucket_name: string;
 }
 
 /**
@@ -78,6 +92,7 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
     analyticsEngineDatasets: Object.fromEntries(
       (config.analytics_engine_datasets as DatasetSettings[]).map(({ binding, dataset }) => [binding, { dataset: dataset ?? binding }]),
     ),
+    ...(options.spool === false ? {} : spoolBindings(config.queues as QueueSettings, config.r2_buckets as BucketSettings[])),
     assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
     handleRuntimeStdio(stdout: Readable, stderr: Readable) {
       collect(stdout);
@@ -93,6 +108,24 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
     // Joined, not resolved: `//monitoring` must reach the Worker as a path, not as a host.
     fetch: (path, init) => fetchOnce(new URL(`${origin}${path}`), init),
     logs,
+    bindings: () => miniflare.getBindings(),
     dispose: () => miniflare.dispose(),
+  };
+}
+
+/**
+ * The spool's queue and bucket as `wrangler.toml` declares them, in memory. Batches wait at most
+ * 1 s to fill here (the file says 5), so that tests see deliveries promptly.
+ */
+function spoolBindings(queues: QueueSettings, buckets: BucketSettings[]) {
+  return {
+    queueProducers: Object.fromEntries((queues.producers ?? []).map(({ queue, binding }) => [binding, { queueName: queue }])),
+    queueConsumers: Object.fromEntries(
+      (queues.consumers ?? []).map(({ queue, max_batch_size, max_retries, dead_letter_queue }) => [
+        queue,
+        { maxBatchSize: max_batch_size, maxBatchTimeout: 1, maxRetries: max_retries, deadLetterQueue: dead_letter_queue },
+      ]),
+    ),
+    r2Buckets: Object.fromEntries(buckets.map(({ binding, bucket_name }) => [binding, bucket_name])),
   };
 }

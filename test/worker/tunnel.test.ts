@@ -11,8 +11,12 @@ import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
 
 const SELF_HOSTED_DSN = "http://fedcba9876543210fedcba9876543210@sentry.example.com/base/77";
 const MiB = 1024 * 1024;
-/** These tests send one client's envelopes far faster than the real limit allows; the limiter has its own tests. */
-const UNLIMITED = { rateLimit: { limit: 1_000_000, period: 10 } };
+/**
+ * These tests send one client's envelopes far faster than the real limit allows; the limiter has
+ * its own tests. And they test the live path: Sentry's failures reach the client, as they do
+ * without the spool (test/worker/spool.test.ts has it).
+ */
+const UNLIMITED = { rateLimit: { limit: 1_000_000, period: 10 }, spool: false };
 
 function envelope(items: Buffer | string = '{"type":"event"}\n{"message":"hello"}\n', dsn = APP_DSN): Buffer {
   return Buffer.concat([Buffer.from(`${JSON.stringify({ dsn, event_id: "feedfacefeedfacefeedfacefeedface" })}\n`), Buffer.from(items)]);
@@ -144,14 +148,15 @@ describe("the tunnel in workerd", () => {
         response.writeHead(429, {
           "content-type": "application/json",
           "retry-after": "60",
-          "x-sentry-rate-limits": "60:error:organization",
+          // A category these tests send none of: the tunnel remembers the limit (spool.test.ts).
+          "x-sentry-rate-limits": "60:transaction:organization",
         });
         response.end('{"detail":"rate limited"}');
       });
       const response = await post(worker, TUNNEL, envelope());
       expect(response.status).toBe(429);
       expect(response.headers.get("retry-after")).toBe("60");
-      expect(response.headers.get("x-sentry-rate-limits")).toBe("60:error:organization");
+      expect(response.headers.get("x-sentry-rate-limits")).toBe("60:transaction:organization");
       expect(await response.text()).toBe('{"detail":"rate limited"}');
     });
 

@@ -1,0 +1,307 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { gunzipSync, gzipSync } from "node:zlib";
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
+import type { SpooledEnvelope } from "../../app/tunnel/spool.server";
+import { parseEnvelope } from "../support/envelopes";
+import { answerOk, eventually, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
+import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
+
+const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
+const OTHER_DSN = "https://fedcba9876543210fedcba9876543210@o4501.ingest.us.sentry.io/4503";
+const MiB = 1024 * 1024;
+/** Retries start at 1 s here (10 s in wrangler.toml), so that an outage's backlog drains within a test. */
+const FAST_RETRIES = { TUNNEL_SPOOL_RETRY_SECONDS: "1" };
+
+interface Built {
+  id: string;
+  /** What the client sends. */
+  sent: Buffer;
+  gzip: boolean;
+}
+
+/** A distinct envelope with a `sent_at`, an event and an attachment of `size` random bytes. */
+function built(size: number, gzip: boolean, sentAt = new Date()): Built {
+  const id = randomUUID().replaceAll("-", "");
+  const plain = Buffer.concat([
+    Buffer.from(`${JSON.stringify({ dsn: APP_DSN, event_id: id, sent_at: sentAt.toISOString() })}\n`),
+    Buffer.from(`{"type":"event"}\n${JSON.stringify({ event_id: id, timestamp: sentAt.getTime() / 1000 })}\n`),
+    Buffer.from(`{"type":"attachment","length":${size}}\n`),
+    randomBytes(size),
+    Buffer.from("\n"),
+  ]);
+  return { id, sent: gzip ? gzipSync(plain) : plain, gzip };
+}
+
+/** The body as Sentry should read it: decompressed, with `sent_at` (the one field the spool may move) set aside. */
+function content(body: Buffer, gzip: boolean): { header: Record<string, unknown>; rest: Buffer } {
+  const plain = gzip ? gunzipSync(body) : body;
+  const newline = plain.indexOf(0x0a);
+  const { sent_at: _sentAt, ...header } = JSON.parse(plain.subarray(0, newline).toString("utf8")) as Record<string, unknown>;
+  return { header, rest: plain.subarray(newline) };
+}
+
+/** An ingest whose answers a test switches; it records every envelope it accepted with a 2xx. */
+class SwitchableIngest {
+  readonly accepted: { body: Buffer; gzip: boolean }[] = [];
+  constructor(readonly ingest: FakeIngest) {}
+
+  set(behaviour: "up" | "503" | "silent" | IngestBehaviour): void {
+    this.ingest.respondWith((request, response, body) => {
+      if (behaviour === "up") {
+        this.accepted.push({ body, gzip: request.headers["content-encoding"] === "gzip" });
+        answerOk(request, response, body);
+      } else if (behaviour === "503") {
+        response.writeHead(503, { "content-type": "text/plain" });
+        response.end("busy");
+      } else if (behaviour === "silent") {
+        // No answer: the tunnel's deadline runs out.
+      } else {
+        behaviour(request, response, body);
+      }
+    });
+  }
+
+  /** Envelope id → how many times it was accepted. */
+  counts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const { body, gzip } of this.accepted) {
+      const id = (parseEnvelope(gzip ? gunzipSync(body) : body).header.event_id ?? "") as string;
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    return counts;
+  }
+}
+
+function spoolLines(worker: RunningWorker): Record<string, unknown>[] {
+  return worker.logs.filter((line) => line.startsWith('{"event":"tunnel_spool"')).map((line) => JSON.parse(line));
+}
+
+function tunnelLines(worker: RunningWorker): Record<string, unknown>[] {
+  return worker.logs.filter((line) => line.startsWith('{"event":"tunnel"')).map((line) => JSON.parse(line));
+}
+
+describe("the spool: nothing the tunnel accepted is lost while Sentry is down", () => {
+  let ingest: FakeIngest;
+  let upstream: SwitchableIngest;
+  let worker: RunningWorker;
+  beforeAll(async () => {
+    ingest = await FakeIngest.start();
+    upstream = new SwitchableIngest(ingest);
+    worker = await startWorker(
+      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_UPSTREAM_TIMEOUT_MS: "1500", ...FAST_RETRIES },
+      { rateLimit: { limit: 1_000_000, period: 10 } },
+    );
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await ingest?.stop();
+  });
+
+  it("keeps a ledger: every envelope answered 2xx during an outage arrives once, byte for byte but for sent_at", async () => {
+    const sizes = [200, 9_000, 70_000, 1 * MiB];
+    const envelopes = Array.from({ length: 240 }, (_, index) => built(sizes[index % 4]!, index % 5 === 0));
+    upstream.set("503");
+    const statuses = new Map<string, number>();
+    let next = 0;
+    const sendOne = async (envelope: Built) => {
+      const response = await worker.fetch(TUNNEL, {
+        method: "POST",
+        body: new Uint8Array(envelope.sent),
+        headers: envelope.gzip ? { "content-encoding": "gzip" } : {},
+      });
+      statuses.set(envelope.id, response.status);
+      await response.arrayBuffer();
+    };
+    // The first half meets 503s, the second half an ingest that does not answer at all.
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < envelopes.length) {
+          const envelope = envelopes[next++]!;
+          if (next === 120) upstream.set("silent");
+          await sendOne(envelope);
+        }
+      }),
+    );
+    upstream.set("up");
+
+    const accepted = envelopes.filter((envelope) => (statuses.get(envelope.id) ?? 0) < 300);
+    await eventually(() => accepted.every((envelope) => upstream.counts().has(envelope.id)), 90_000);
+    const counts = upstream.counts();
+    const byId = new Map(upstream.accepted.map((delivery) => [parseEnvelope(delivery.gzip ? gunzipSync(delivery.body) : delivery.body).header.event_id, delivery]));
+    const changed = accepted.filter((envelope) => {
+      const delivery = byId.get(envelope.id)!;
+      const sent = content(envelope.sent, envelope.gzip);
+      const arrived = content(delivery.body, delivery.gzip);
+      return JSON.stringify(sent.header) !== JSON.stringify(arrived.header) || !sent.rest.equals(arrived.rest);
+    });
+    const lines = tunnelLines(worker);
+    const { TUNNEL_SPOOL_BUCKET: bucket } = (await worker.bindings()) as { TUNNEL_SPOOL_BUCKET: R2Bucket };
+    // Delivered envelopes' R2 objects are deleted just after Sentry's 2xx.
+    await eventually(async () => (await bucket.list()).objects.length === 0, 10_000);
+    const figures = {
+      sent: envelopes.length,
+      spooled: lines.filter((line) => line.outcome === "spooled").length,
+      accepted: accepted.length,
+      refused: envelopes.length - accepted.length,
+      refusedSizes: envelopes.filter((envelope) => !accepted.includes(envelope)).map((envelope) => envelope.sent.length),
+      lost: accepted.filter((envelope) => !counts.has(envelope.id)).length,
+      duplicated: [...counts.values()].filter((count) => count > 1).length,
+      changed: changed.length,
+      // The spool's rule: a body that fits in a 128 KB message goes in it, any other to R2.
+      inMessages: accepted.filter((envelope) => envelope.sent.length < 120_000).length,
+      inR2: accepted.filter((envelope) => envelope.sent.length >= 120_000).length,
+      r2ObjectsLeft: (await bucket.list()).objects.length,
+    };
+    console.log(`spool ledger: ${JSON.stringify(figures)}`);
+    expect(figures).toMatchObject({ lost: 0, changed: 0, r2ObjectsLeft: 0 });
+    // Only streamed bodies (over 64 KiB) can fail before the breaker opens: those already in
+    // flight, at most one per connection, when the third failure opened it.
+    expect(figures.refusedSizes.every((size) => size > 64 * 1024)).toBe(true);
+    expect(figures.refused).toBeLessThanOrEqual(16);
+  });
+});
+
+describe("the spool keeps what Sentry refused out of it", () => {
+  let ingest: FakeIngest;
+  let worker: RunningWorker;
+  beforeAll(async () => {
+    ingest = await FakeIngest.start();
+    worker = await startWorker(
+      { SENTRY_DSN: APP_DSN, TUNNEL_ALLOWED_DSNS: OTHER_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, ...FAST_RETRIES },
+      { rateLimit: { limit: 1_000_000, period: 10 } },
+    );
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await ingest?.stop();
+  });
+  afterEach(() => ingest.reset());
+
+  const post = (body: Buffer) => worker.fetch(TUNNEL, { method: "POST", body: new Uint8Array(body) });
+
+  it.each([
+    [413, "forwarded"],
+    [400, "forwarded"],
+    [403, "forwarded"],
+  ])("passes Sentry's %i on and stores nothing", async (status, outcome) => {
+    ingest.respondWith((_request, response) => {
+      response.writeHead(status, { "content-type": "application/json" });
+      response.end("{}");
+    });
+    const envelope = built(100, false);
+    const response = await post(envelope.sent);
+    expect(response.status).toBe(status);
+    const line = tunnelLines(worker).at(-1)!;
+    expect(line).toMatchObject({ outcome, upstream_status: status });
+  });
+
+  it("holds Sentry's rate limit at the edge: that category waits, others and other DSNs pass, until it expires", async () => {
+    let calls = 0;
+    ingest.respondWith((request, response, body) => {
+      calls += 1;
+      if (calls === 1) {
+        response.writeHead(429, { "retry-after": "2", "x-sentry-rate-limits": "2:error:key" });
+        response.end();
+      } else {
+        answerOk(request, response, body);
+      }
+    });
+    const error = (dsn = APP_DSN) => Buffer.from(`${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`);
+    const transaction = Buffer.from(`${JSON.stringify({ dsn: APP_DSN })}\n{"type":"transaction"}\n{}\n`);
+
+    expect((await post(error())).status).toBe(429);
+    const held = [];
+    for (let sent = 0; sent < 10; sent += 1) held.push(await post(error()));
+    expect(held.map((response) => response.status)).toEqual(Array(10).fill(429));
+    expect(held[0]!.headers.get("x-sentry-rate-limits")).toMatch(/^[12]:error:key$/);
+    expect(Number(held[0]!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await held[0]!.json()).toMatchObject({ reason: "sentry_rate_limited" });
+    expect(calls).toBe(1);
+    console.log(`edge rate limit: ${held.length} upstream calls saved`);
+
+    expect((await post(transaction)).status).toBe(200);
+    expect((await worker.fetch("/monitoring?o=4501&p=4503&r=us", { method: "POST", body: new Uint8Array(error(OTHER_DSN)) })).status).toBe(200);
+    expect(calls).toBe(3);
+
+    // The limit said 2 s: after it, errors go to Sentry again.
+    await eventually(async () => {
+      const response = await post(error());
+      await response.arrayBuffer();
+      return response.status === 200;
+    }, 5_000);
+    expect(calls).toBe(4);
+  });
+});
+
+describe("the spool's consumer", () => {
+  let ingest: FakeIngest;
+  let worker: RunningWorker;
+  beforeAll(async () => {
+    ingest = await FakeIngest.start();
+    worker = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, ...FAST_RETRIES });
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await ingest?.stop();
+  });
+  afterEach(() => ingest.reset());
+
+  async function enqueue(envelope: Omit<SpooledEnvelope, "url" | "dsn" | "headers"> & { headers?: Record<string, string> }) {
+    const { TUNNEL_SPOOL } = (await worker.bindings()) as { TUNNEL_SPOOL: Queue<SpooledEnvelope> };
+    await TUNNEL_SPOOL.send({
+      url: `${ingest.origin}/api/4502/envelope/?hsts=0`,
+      dsn: APP_DSN,
+      headers: { "content-type": "application/x-sentry-envelope", ...envelope.headers },
+      ...envelope,
+    }, { contentType: "v8" });
+  }
+
+  it("delivers an envelope stored an hour ago with its sent_at moved by the wait, and its events untouched", async () => {
+    const hourAgo = new Date(Date.now() - 61 * 60 * 1000);
+    const envelope = built(50, false, hourAgo);
+    await enqueue({ receivedAt: hourAgo.getTime(), body: new Uint8Array(envelope.sent) });
+    await eventually(() => ingest.deliveries.length === 1, 10_000);
+    const [delivery] = ingest.deliveries;
+    const sentAt = Date.parse(parseEnvelope(delivery!.body).header.sent_at as string);
+    // Relay would see no drift past its 55 minutes: sent_at is about the time of delivery.
+    expect(Math.abs(Date.now() - sentAt)).toBeLessThan(60_000);
+    const sent = content(envelope.sent, false);
+    const arrived = content(delivery!.body, false);
+    expect(arrived.header).toEqual(sent.header);
+    expect(arrived.rest.equals(sent.rest)).toBe(true);
+  });
+
+  it("drops an envelope older than 24 hours, with a log line, and never sends it", async () => {
+    const old = Date.now() - 25 * 60 * 60 * 1000;
+    await enqueue({ receivedAt: old, body: new Uint8Array(built(50, false, new Date(old)).sent) });
+    await eventually(() => spoolLines(worker).some((line) => line.outcome === "expired"), 10_000);
+    expect(ingest.arrivals).toBe(0);
+  });
+
+  it("drops an envelope that Sentry refuses with a 4xx, and retries one it answers 503", async () => {
+    let answers = [400, 503, 200];
+    ingest.respondWith((request, response, body) => {
+      const status = answers.shift() ?? 200;
+      if (status === 200) return answerOk(request, response, body);
+      response.writeHead(status);
+      response.end();
+    });
+    const linesSince = (count: number) => spoolLines(worker).slice(count);
+    let seen = spoolLines(worker).length;
+    await enqueue({ receivedAt: Date.now(), body: new Uint8Array(built(50, false).sent) });
+    await eventually(() => linesSince(seen).some((line) => line.outcome === "dropped"), 10_000);
+    expect(linesSince(seen)).toEqual([expect.objectContaining({ outcome: "dropped", upstream_status: 400 })]);
+
+    answers = [503, 200];
+    seen = spoolLines(worker).length;
+    await enqueue({ receivedAt: Date.now(), body: new Uint8Array(built(50, false).sent) });
+    await eventually(() => linesSince(seen).some((line) => line.outcome === "delivered"), 20_000);
+    expect(linesSince(seen).map(({ outcome, upstream_status }) => [outcome, upstream_status])).toEqual([
+      ["retried", 503],
+      ["delivered", 200],
+    ]);
+    expect(ingest.deliveries).toHaveLength(3);
+  });
+});
