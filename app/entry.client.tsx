@@ -5,14 +5,14 @@ import { hydrateRoot } from "react-dom/client";
 
 import { BROWSER_TRACING_TIMEOUTS, browserSentryOptions } from "./monitoring/browser-options";
 import { readMonitoringSettings } from "./monitoring/settings-script";
-import { observedFetchTransport } from "./monitoring/observed-transport.client";
+import { offlineObservedTransport } from "./monitoring/observed-transport.client";
 
 // Before hydration, so that errors and the pageload of hydration itself are recorded.
 const settings = readMonitoringSettings();
 if (settings) {
   init({
     ...browserSentryOptions(settings, window.location.origin),
-    transport: observedFetchTransport,
+    transport: offlineObservedTransport,
     integrations: [browserTracingIntegration({ useEffect, useLocation, useMatches, ...BROWSER_TRACING_TIMEOUTS })],
   });
 }

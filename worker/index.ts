@@ -8,6 +8,7 @@ import { readConfig } from "../app/config.server";
 import { workerSentryOptions } from "../app/monitoring/worker-options.server";
 import { SentryLimits } from "../app/tunnel/sentry-limits.server";
 import { createSpoolConsumer } from "../app/tunnel/spool-consumer.server";
+import { SpoolStats } from "../app/tunnel/spool-stats.server";
 import { isTunnelPathSpelling } from "../app/tunnel/tunnel-path";
 import { createTunnel, tunnelBindings } from "../app/tunnel/tunnel.server";
 import { reportTunnelBug } from "./report-tunnel-bug";
@@ -18,20 +19,23 @@ import { reportTunnelBug } from "./report-tunnel-bug";
  */
 const config = readConfig(startupEnv);
 
-/** Sentry's rate limits as this isolate last heard them, shared by the live tunnel and the spool. */
+/** Sentry's rate limits as this isolate last heard them, and the spool's counts: shared by the live tunnel and the spool. */
 const limits = new SentryLimits();
+const spoolStats = new SpoolStats();
 const bindings = tunnelBindings(startupEnv);
 
 /** The one tunnel of this isolate: the entry below and the Remix route both answer with it. */
 const tunnel = createTunnel(config.tunnel, {
   ...bindings,
   limits,
+  spoolStats,
   reportError: (error, request) => reportTunnelBug(workerSentryOptions(config), error, request),
 });
 
 const deliverSpooled = createSpoolConsumer(config.tunnel, {
   bucket: startupEnv.TUNNEL_SPOOL_BUCKET,
   limits,
+  stats: spoolStats,
   analytics: startupEnv.TUNNEL_ANALYTICS,
 });
 
@@ -48,7 +52,7 @@ const handleRemixRequest = createRequestHandler(instrumentBuild(build as unknown
 
 const app = withSentry(() => workerSentryOptions(config), {
   fetch(request, env, ctx) {
-    return handleRemixRequest(request, { env, ctx, config, tunnel });
+    return handleRemixRequest(request, { env, ctx, config, tunnel, spool: bindings.spool ? spoolStats : undefined });
   },
 } satisfies ExportedHandler<Env>);
 

@@ -1,4 +1,5 @@
 import type { AppConfig } from "../app/config.server";
+import type { SpoolStats } from "../app/tunnel/spool-stats.server";
 import type { Tunnel } from "../app/tunnel/tunnel.server";
 
 declare module "@remix-run/cloudflare" {
@@ -9,5 +10,7 @@ declare module "@remix-run/cloudflare" {
     config: AppConfig;
     /** The isolate's one tunnel, built from `config` when the isolate started. */
     tunnel: Tunnel;
+    /** The spool's counts in this isolate; `undefined` when the spool is not bound. */
+    spool: SpoolStats | undefined;
   }
 }

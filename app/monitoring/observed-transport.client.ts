@@ -1,5 +1,5 @@
 import type { Envelope, Transport } from "@sentry/core";
-import { makeFetchTransport } from "@sentry/remix";
+import { makeBrowserOfflineTransport, makeFetchTransport } from "@sentry/remix";
 
 import { recordTunnelAnswer } from "./tunnel-status";
 
@@ -56,7 +56,7 @@ function describe(envelope: Envelope) {
 }
 
 /** The SDK's own fetch transport, watched so that the page can say what the tunnel answered. */
-export function observedFetchTransport(options: Parameters<typeof makeFetchTransport>[0]): Transport {
+function observedFetchTransport(options: Parameters<typeof makeFetchTransport>[0]): Transport {
   const transport = makeFetchTransport(options, keepaliveWithinBudget);
   return {
     ...transport,
@@ -73,4 +73,14 @@ export function observedFetchTransport(options: Parameters<typeof makeFetchTrans
       }
     },
   };
+}
+
+/**
+ * The watched transport behind the SDK's offline store: an envelope whose request fails (the user
+ * is offline) waits in IndexedDB, up to 64 of them, and is sent when the browser is back online or
+ * on the next page load. An answer of 400 or more is not a failure here: the tunnel already stores
+ * what Sentry could not take.
+ */
+export function offlineObservedTransport(options: Parameters<typeof makeFetchTransport>[0]): Transport {
+  return makeBrowserOfflineTransport(observedFetchTransport)({ ...options, maxQueueSize: 64, flushAtStartup: true });
 }

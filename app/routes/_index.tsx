@@ -1,9 +1,17 @@
-import { useRouteLoaderData } from "@remix-run/react";
+import type { LoaderFunctionArgs } from "@remix-run/cloudflare";
+import { useLoaderData, useRouteLoaderData } from "@remix-run/react";
 
 import { useTunnelAnswers } from "../monitoring/tunnel-status";
 import type { loader as rootLoader } from "../root";
 
+/** The spool's counts in this Worker instance; `null` when the spool is not bound. */
+export function loader({ context }: LoaderFunctionArgs) {
+  const { spool } = context;
+  return { spool: spool ? { stored: spool.stored, delivered: spool.delivered, dropped: spool.dropped, pending: spool.pending } : null };
+}
+
 export default function Home() {
+  const { spool } = useLoaderData<typeof loader>();
   const root = useRouteLoaderData<typeof rootLoader>("root");
   const monitoring = root?.monitoring;
   const answer = useTunnelAnswers().at(-1);
@@ -39,6 +47,12 @@ export default function Home() {
                 : answer.status === undefined
                   ? "the last envelope got no answer"
                   : `answered ${answer.status} to the last envelope`}
+            </dd>
+            <dt>Spool</dt>
+            <dd data-testid="spool-status">
+              {spool
+                ? `${spool.pending} waiting, ${spool.delivered} delivered, ${spool.dropped} dropped, of ${spool.stored} stored by this instance since it started`
+                : "off: envelopes Sentry cannot take now are not stored (bind TUNNEL_SPOOL)"}
             </dd>
           </dl>
         ) : (

@@ -5,6 +5,7 @@ import { contentEncodingOf, type ContentEncoding } from "./header-policy.server"
 import { withShiftedSentAt } from "./late-delivery.server";
 import type { SentryLimits } from "./sentry-limits.server";
 import { isSpooledEnvelope, type SpooledEnvelope } from "./spool.server";
+import type { SpoolStats } from "./spool-stats.server";
 import { UNAVAILABLE_STATUSES, type TunnelSettings } from "./tunnel.server";
 
 /** Relay's own `max_envelope_delay`: an envelope older than this is dropped rather than sent. */
@@ -35,6 +36,7 @@ export interface SpoolConsumerRuntime {
   analytics?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
   now?: () => number;
   random?: () => number;
+  stats?: SpoolStats;
 }
 
 /**
@@ -51,7 +53,7 @@ export function createSpoolConsumer(
   settings: Pick<TunnelSettings, "timeoutMs" | "maxEnvelopeBytes" | "spoolRetrySeconds">,
   runtime: SpoolConsumerRuntime,
 ): (batch: MessageBatch<unknown>) => Promise<void> {
-  const { bucket, limits, log = logToConsole, analytics, now = Date.now, random = Math.random } = runtime;
+  const { bucket, limits, log = logToConsole, analytics, now = Date.now, random = Math.random, stats } = runtime;
 
   const backoffSeconds = (attempts: number) => {
     const base = Math.min(settings.spoolRetrySeconds * 2 ** Math.max(0, attempts - 1), MAX_BACKOFF_SECONDS);
@@ -141,6 +143,8 @@ export function createSpoolConsumer(
         age_s: Math.round((now() - receivedAt) / 1000),
       };
       log(line);
+      if (stats && line.outcome === "delivered") stats.delivered += 1;
+      else if (stats && line.outcome !== "retried" && line.outcome !== "poison") stats.dropped += 1;
       try {
         analytics?.writeDataPoint({
           blobs: ["spool", line.outcome, ""],

@@ -16,6 +16,7 @@ import {
 } from "./header-policy.server";
 import { SentryLimits } from "./sentry-limits.server";
 import { createSpool, type Spool, type SpoolBody, type SpooledEnvelope } from "./spool.server";
+import type { SpoolStats } from "./spool-stats.server";
 import { TUNNEL_ANSWERS, tunnelAnswer, type TunnelAnswerCode } from "./tunnel-answers.server";
 import { UpstreamBreaker } from "./upstream-breaker.server";
 import { TUNNEL_PATH } from "./tunnel-path";
@@ -51,6 +52,8 @@ export interface TunnelRuntime {
   spool?: Spool;
   /** Sentry's rate limits as last heard; share one with the spool's consumer. */
   limits?: SentryLimits;
+  /** Counts what is stored; share one with the spool's consumer. */
+  spoolStats?: SpoolStats;
 }
 
 /** The tunnel's bindings, as `wrangler.toml` declares them; the spool's are optional. */
@@ -116,7 +119,7 @@ interface Facts {
 export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = {}): Tunnel {
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
   const partners: ReadonlySet<string> = new Set(settings.allowedOrigins);
-  const { rateLimiter, analytics, log = logToConsole, reportError, spool, limits = new SentryLimits() } = runtime;
+  const { rateLimiter, analytics, log = logToConsole, reportError, spool, limits = new SentryLimits(), spoolStats } = runtime;
   const breakers = new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker()]));
   const period = String(settings.rateLimitPeriodSeconds);
   // Sentry's own header: no categories means every category, so the SDK holds back everything.
@@ -178,8 +181,11 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     const { upstreamUrl } = verdict.allowed;
     const headers = upstreamRequestHeaders(request.headers, encoding, contentLength);
     const stored: Omit<SpooledEnvelope, "body" | "key"> = { url: upstreamUrl, headers, dsn: head.dsn, receivedAt: facts.receivedAt };
-    const toSpool = async (body: SpoolBody): Promise<Handled | undefined> =>
-      spool && (await spool.store(stored, body)) ? refuse("spooled") : undefined;
+    const toSpool = async (body: SpoolBody): Promise<Handled | undefined> => {
+      if (!spool || !(await spool.store(stored, body))) return undefined;
+      if (spoolStats) spoolStats.stored += 1;
+      return refuse("spooled");
+    };
 
     const breaker = breakers.get(upstreamUrl)!;
     if (spool && !breaker.allows()) {

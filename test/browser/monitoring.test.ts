@@ -44,7 +44,8 @@ describe("monitoring in Chromium, through the tunnel", () => {
   beforeAll(async () => {
     ingest = await FakeIngest.start();
     [server, browser] = await Promise.all([
-      startWranglerDev({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: ENVIRONMENT, TUNNEL_UPSTREAM_ORIGIN: ingest.origin }),
+      // Spool retries from 1 s (wrangler.toml says 10), so that an outage's backlog drains within a test.
+      startWranglerDev({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: ENVIRONMENT, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_SPOOL_RETRY_SECONDS: "1" }),
       launchChromium(),
     ]);
   });
@@ -217,7 +218,8 @@ describe("monitoring in Chromium, through the tunnel", () => {
   it("backs off after a 429: nothing more in that category is sent during the window", async () => {
     ingest.respondWith((request, response, body) => {
       if (request.url?.startsWith("/api/") && body.includes('"type":"event"')) {
-        response.writeHead(429, { "retry-after": "60", "x-sentry-rate-limits": "60:error:organization" });
+        // Short, because the tunnel remembers it too and holds error envelopes at the edge meanwhile.
+        response.writeHead(429, { "retry-after": "4", "x-sentry-rate-limits": "4:error:organization" });
         response.end();
         return;
       }
@@ -232,6 +234,38 @@ describe("monitoring in Chromium, through the tunnel", () => {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const later = ingest.deliveries.slice(before).map((delivery) => delivery.body.toString("utf8"));
     expect(later.filter((body) => body.includes('"type":"event"'))).toEqual([]);
+    await page.close();
+    // The tests after this one send errors: wait until the tunnel no longer holds them.
+    ingest.respondWith(answerWithCors);
+    const probe = `${JSON.stringify({ dsn: APP_DSN })}\n{"type":"event"}\n{}\n`;
+    await eventually(async () => (await fetch(`${server.origin}/monitoring?o=4501&p=4502&r=us`, { method: "POST", body: probe })).status === 200, 10_000);
+  });
+
+  it("keeps errors captured offline and sends them all when the network is back", async () => {
+    const page = await open("/sentry-example-page");
+    await page.context().setOffline(true);
+    for (const index of [1, 2, 3]) await throwUncaught(page, `offline error ${index}`);
+    // Each failed send waits in the SDK's IndexedDB store.
+    const stored = () =>
+      page.evaluate(
+        () =>
+          new Promise<number>((resolve, reject) => {
+            const open = indexedDB.open("sentry-offline");
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {
+              const db = open.result;
+              if (!db.objectStoreNames.contains("queue")) return resolve(0);
+              const count = db.transaction("queue").objectStore("queue").count();
+              count.onsuccess = () => resolve(count.result);
+              count.onerror = () => reject(count.error);
+            };
+          }),
+      );
+    // The three errors, and whatever else the page had to send (its session, its pageload).
+    await expect.poll(stored, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    expect(tunnelEvents().filter((event) => JSON.stringify(event.exception).includes("offline error"))).toEqual([]);
+    await page.context().setOffline(false);
+    await eventually(() => [1, 2, 3].every((index) => eventWith(`offline error ${index}`) !== undefined), 30_000);
     await page.close();
   });
 
@@ -283,4 +317,30 @@ describe("monitoring in Chromium, through the tunnel", () => {
   async function eventWhen(find: () => BrowserEvent | undefined): Promise<void> {
     await eventually(() => find() !== undefined, 15_000);
   }
+
+  // Last: after three failures the tunnel skips Sentry for 30 s and stores everything, so a test
+  // after this one would get 202 where it expects Sentry's own answer.
+  it("loses nothing while Sentry is down: the tunnel stores the errors and delivers them once it is back", async () => {
+    let refused = 0;
+    ingest.respondWith((request, response, body) => {
+      if (request.url?.startsWith("/api/") && body.includes("outage error")) {
+        refused += 1;
+        response.writeHead(503, { "content-type": "text/plain" });
+        response.end("down");
+        return;
+      }
+      answerWithCors(request, response, body);
+    });
+    const page = await open("/sentry-example-page");
+    for (const index of [1, 2, 3]) await throwUncaught(page, `outage error ${index}`);
+    // Each was refused by Sentry, and stored: the tunnel answered the page 202.
+    await eventually(() => refused >= 3 && (server.output().match(/"outcome":"spooled"/g) ?? []).length >= 3, 15_000);
+
+    // Sentry is back: every one of them arrives, and is accepted this time.
+    ingest.respondWith(answerWithCors);
+    const recovery = ingest.deliveries.length;
+    const accepted = () => received(ingest.deliveries.slice(recovery)).map(({ envelope }) => JSON.stringify(envelope.items.map((item) => item.payload.toString("utf8"))));
+    await eventually(() => [1, 2, 3].every((index) => accepted().some((items) => items.includes(`outage error ${index}`))), 45_000);
+    await page.close();
+  });
 });
