@@ -12,11 +12,19 @@ import { APP_DSN, root } from "../support/worker";
 
 export const MiB = 1024 * 1024;
 
-/** A loopback ingest that reads every body to its end and answers as Sentry does; it keeps nothing. */
-export async function startDrainingIngest(): Promise<{ origin: string; stop: () => Promise<void> }> {
+/**
+ * A loopback ingest that reads every body to its end and answers as Sentry does, or, `down`, as
+ * Sentry in an outage does (503); it keeps nothing.
+ */
+export async function startDrainingIngest(down = false): Promise<{ origin: string; stop: () => Promise<void> }> {
   const server = createServer((request, response) => {
     request.on("data", () => {});
     request.on("end", () => {
+      if (down) {
+        response.writeHead(503, { "content-type": "text/plain" });
+        response.end("down");
+        return;
+      }
       response.writeHead(200, { "content-type": "application/json" });
       response.end('{"id":"0123456789abcdef0123456789abcdef"}');
     });
@@ -103,7 +111,16 @@ const compatibility = {
   },
 };
 
-export async function startTunnelWorker(ingestOrigin: string): Promise<BenchWorker> {
+/**
+ * The app's build. With `spool`, its queue and bucket are bound too, and a stored envelope is
+ * retried only after an hour: each costs its store and one delivery attempt while measured.
+ */
+export async function startTunnelWorker(ingestOrigin: string, spool = false): Promise<BenchWorker> {
+  const spoolBindings = {
+    queueProducers: { TUNNEL_SPOOL: { queueName: "tunnel-spool" } },
+    queueConsumers: { "tunnel-spool": { maxBatchSize: 10, maxBatchTimeout: 1 } },
+    r2Buckets: { TUNNEL_SPOOL_BUCKET: "tunnel-spool" },
+  };
   return started(
     new Miniflare({
       rootPath: root,
@@ -113,7 +130,9 @@ export async function startTunnelWorker(ingestOrigin: string): Promise<BenchWork
         SENTRY_DSN: APP_DSN,
         SENTRY_ENVIRONMENT: "bench",
         TUNNEL_UPSTREAM_ORIGIN: ingestOrigin,
+        TUNNEL_SPOOL_RETRY_SECONDS: "3600",
       },
+      ...(spool ? spoolBindings : {}),
       assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
     }),
   );

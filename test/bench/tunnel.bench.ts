@@ -89,6 +89,23 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
         await alternate(cpuPerRequest(tunnel, `/monitoring${TUNNEL_QUERY}`, small), cpuPerRequest(control, "/", small)),
       ),
     );
+    // The spool path: Sentry answers 503, so after three failures every envelope goes straight to the queue.
+    const down = await startDrainingIngest(true);
+    const spooling = await startTunnelWorker(down.origin, true);
+    try {
+      await requestsPerSecond({ url: `${spooling.origin}/monitoring${TUNNEL_QUERY}`, body: small.body, connections: 8, seconds: 1 });
+      figures.push(
+        ratioFigure(
+          "workerd CPU per 10 KB envelope spooled (Sentry answering 503), against the live forward",
+          "ms",
+          await alternate(cpuPerRequest(spooling, `/monitoring${TUNNEL_QUERY}`, small), cpuPerRequest(tunnel, `/monitoring${TUNNEL_QUERY}`, small)),
+        ),
+      );
+    } finally {
+      await spooling.dispose();
+      await down.stop();
+    }
+
     const large = { body: envelopeOf(1 * MiB, "attachment"), connections: 4, seconds: SECONDS };
     figures.push(
       ratioFigure("Throughput, 1 MB attachment envelopes", "req/s", await alternate(rate(tunnel, `/monitoring${TUNNEL_QUERY}`, large), rate(control, "/", large)), { min: 0.9 }),

@@ -1,4 +1,4 @@
-import { request as httpRequest } from "node:http";
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
 import { deflateSync, gzipSync } from "node:zlib";
 
 import fc from "fast-check";
@@ -44,18 +44,23 @@ function stalledUpload(worker: RunningWorker, first: Buffer, declaredLength?: nu
     const headers = declaredLength === undefined ? {} : { "content-length": String(declaredLength) };
     const request = httpRequest(new URL(`${worker.origin}${TUNNEL}`), { method: "POST", headers, agent: false });
     request.on("error", reject);
-    request.on("response", (incoming) => {
-      const chunks: Buffer[] = [];
-      incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
-      incoming.on("end", () => {
-        request.destroy();
-        const text = Buffer.concat(chunks).toString("utf8");
-        const reason = text.startsWith("{") ? (JSON.parse(text) as { reason?: string }).reason : undefined;
-        resolve({ status: incoming.statusCode ?? 0, reason, elapsedMs: Date.now() - started });
-      });
-    });
+    request.on("response", (incoming) => void answerOf(request, incoming, started).then(resolve));
     if (first.length > 0) request.write(first);
     else request.flushHeaders();
+  });
+}
+
+/** Reads the whole answer, then closes the request, whose body may still be unsent. */
+function answerOf(request: ClientRequest, incoming: IncomingMessage, started: number): Promise<Answer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
+    incoming.on("end", () => {
+      request.destroy();
+      const text = Buffer.concat(chunks).toString("utf8");
+      const reason = text.startsWith("{") ? (JSON.parse(text) as { reason?: string }).reason : undefined;
+      resolve({ status: incoming.statusCode ?? 0, reason, elapsedMs: Date.now() - started });
+    });
   });
 }
 
@@ -401,14 +406,7 @@ function sendInChunks(
     });
     request.on("response", (incoming) => {
       answered = true;
-      const chunks: Buffer[] = [];
-      incoming.on("data", (data: Buffer) => chunks.push(data));
-      incoming.on("end", () => {
-        request.destroy();
-        const text = Buffer.concat(chunks).toString("utf8");
-        const reason = text.startsWith('{"error"') ? (JSON.parse(text) as { reason?: string }).reason : undefined;
-        resolve({ status: incoming.statusCode ?? 0, reason, elapsedMs: Date.now() - started, sent: complete() ? sendable : undefined });
-      });
+      void answerOf(request, incoming, started).then((answer) => resolve({ ...answer, sent: complete() ? sendable : undefined }));
     });
     let ended = false;
     /** The server has had the whole body: ended, or every declared byte sent. */
