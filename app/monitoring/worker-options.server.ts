@@ -21,6 +21,9 @@ export function workerSentryOptions(config: AppConfig): CloudflareOptions {
     },
     // Development and tests: the Worker's own envelopes go where the tunnel's go (Spotlight).
     tunnel: sentry.workerEnvelopeUrl,
+    // The envelope's own type, as the tunnel sends it: the SDK's transport would post `text/plain`,
+    // and Spotlight's UI leaves those out of its Errors and Traces views.
+    transportOptions: { headers: { "content-type": "application/x-sentry-envelope" } },
     // No credential leaves the edge in the Worker's own events: page views, errors and the tunnel's bug reports.
     beforeSend: (event, hint) => dropThrownRedirects(scrubRequestData(event), hint),
     beforeSendTransaction: (event) => dropNotFoundTransactions(scrubRequestData(event)),

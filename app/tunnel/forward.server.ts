@@ -82,7 +82,7 @@ export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardR
   }
   let answer: Uint8Array<ArrayBuffer> | null;
   try {
-    answer = await deadline.race(readCapped(response.body));
+    answer = await deadline.race(readCapped(response));
   } catch {
     response.body?.cancel().catch(() => {});
     return { ok: false, reason: deadline.passed ? "upstream_timeout" : "upstream_unreachable", bytes: body.bytes() };
@@ -96,9 +96,23 @@ function failureOf(timedOut: boolean, bodyFailed: boolean, body: OutgoingBody): 
   return "upstream_unreachable";
 }
 
-/** The answer's body, or `null` when it has none or runs past {@link MAX_ANSWER_BYTES} (then it is not read further). */
-async function readCapped(stream: ReadableStream<BodyChunk> | null): Promise<Uint8Array<ArrayBuffer> | null> {
+/**
+ * The answer's body, or `null` when it has none or runs past {@link MAX_ANSWER_BYTES} (then it is
+ * not read further). Sentry's answers declare their length: those are read in one native call.
+ */
+async function readCapped(response: Response): Promise<Uint8Array<ArrayBuffer> | null> {
+  const stream = response.body;
   if (!stream) return null;
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared > MAX_ANSWER_BYTES) {
+    stream.cancel().catch(() => {});
+    return null;
+  }
+  if (declared >= 0) {
+    // The runtime holds a body to its declared length, so this reads no more than it says.
+    const whole = new Uint8Array(await response.arrayBuffer());
+    return whole.byteLength === 0 ? null : whole;
+  }
   const reader = stream.getReader();
   const chunks: BodyChunk[] = [];
   let length = 0;

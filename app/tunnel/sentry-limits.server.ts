@@ -26,14 +26,20 @@ export class SentryLimits {
   }
 
   /**
-   * When every one of `itemTypes` is limited for `dsn`, the headers of the 429 to answer with;
-   * `undefined` when the envelope may go. Without item types (a streamed body, not read), only a
-   * limit on every category applies.
+   * When every one of the envelope's item types is limited for `dsn`, the headers of the 429 to
+   * answer with; `undefined` when the envelope may go. The item types are asked for only while a
+   * limit is held for the DSN, so envelopes pay for reading them only then. Without item types (a
+   * streamed body, not read), only a limit on every category applies.
    */
-  refusal(dsn: string, itemTypes: readonly string[] | undefined, now = Date.now()): Record<string, string> | undefined {
+  refusal(
+    dsn: string,
+    itemTypes: () => readonly string[] | undefined,
+    now = Date.now(),
+  ): Record<string, string> | undefined {
     const limits = this.byDsn.get(dsn);
     if (!limits) return undefined;
-    const categories = itemTypes?.length ? itemTypes.map((type) => envelopeItemTypeToDataCategory(type as EnvelopeItemType)) : ["all"];
+    const types = itemTypes();
+    const categories = types?.length ? types.map((type) => envelopeItemTypeToDataCategory(type as EnvelopeItemType)) : ["all"];
     const until = Math.min(...categories.map((category) => expiryOf(limits, category)));
     if (until <= now) {
       if (Object.values(limits).every((expiry) => expiry <= now)) this.byDsn.delete(dsn);

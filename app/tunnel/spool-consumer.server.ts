@@ -88,7 +88,7 @@ export function createSpoolConsumer(
     if (!stored) return forget("missing");
 
     const encoding: ContentEncoding = contentEncodingOf(new Headers(envelope.headers)) ?? "identity";
-    const itemTypes = encoding === "identity" ? envelopeItemTypes(stored) : undefined;
+    const itemTypes = () => (encoding === "identity" ? envelopeItemTypes(stored) : undefined);
     const held = limits.refusal(envelope.dsn, itemTypes, now());
     if (held) return retry(Number(held["retry-after"]));
 

@@ -38,17 +38,21 @@ export interface SpoolBindings {
 export type SpoolBody = Uint8Array | { stream: ReadableStream<Uint8Array>; length: number };
 
 export interface Spool {
+  /** Whether a body of `length` bytes can be stored at all: in a message, or with a bucket bound. */
+  accepts(envelope: Omit<SpooledEnvelope, "body" | "key">, length: number): boolean;
   /** Resolves `true` once the envelope is stored; `false` when it could not be. Never rejects. */
   store(envelope: Omit<SpooledEnvelope, "body" | "key">, body: SpoolBody): Promise<boolean>;
 }
 
 export function createSpool({ queue, bucket }: SpoolBindings): Spool {
+  const fitsInMessage = (envelope: Omit<SpooledEnvelope, "body" | "key">, length: number) =>
+    length + JSON.stringify(envelope).length + MESSAGE_SLACK_BYTES <= MESSAGE_LIMIT_BYTES;
   return {
+    accepts: (envelope, length) => bucket !== undefined || fitsInMessage(envelope, length),
     async store(envelope, body) {
       try {
         const length = body instanceof Uint8Array ? body.byteLength : body.length;
-        const overhead = JSON.stringify(envelope).length + MESSAGE_SLACK_BYTES;
-        if (length + overhead <= MESSAGE_LIMIT_BYTES) {
+        if (fitsInMessage(envelope, length)) {
           // Small enough for the message itself; a stream this short is read whole first.
           const bytes = body instanceof Uint8Array ? body : new Uint8Array(await new Response(body.stream).arrayBuffer());
           await queue.send({ ...envelope, body: bytes }, { contentType: "v8" });

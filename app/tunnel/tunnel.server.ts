@@ -174,8 +174,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
 
     // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
     const whole = head.ended || head.consumedBytes === contentLength ? joinChunks(head.consumed, head.consumedBytes) : undefined;
-    const itemTypes = whole && encoding === "identity" ? envelopeItemTypes(whole) : undefined;
-    const sentrySaidNo = limits.refusal(head.dsn, itemTypes);
+    const sentrySaidNo = limits.refusal(head.dsn, () => (whole && encoding === "identity" ? envelopeItemTypes(whole) : undefined));
     if (sentrySaidNo) return refuse("sentry_rate_limited", sentrySaidNo);
 
     const { upstreamUrl } = verdict.allowed;
@@ -189,12 +188,15 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
 
     const breaker = breakers.get(upstreamUrl)!;
     if (spool && !breaker.allows()) {
-      // Sentry is down: straight to the spool, without waiting on it. A body of unknown length
-      // cannot be streamed into R2, so it still tries Sentry.
-      if (whole) return (await toSpool(whole)) ?? refuse("upstream_unreachable");
-      if (contentLength !== undefined) {
+      // Sentry is down: straight to the spool, without waiting on it. What cannot be stored (a body
+      // of unknown length, which R2 cannot take; a large one without a bucket) still tries Sentry.
+      if (whole) {
+        const spooled = await toSpool(whole);
+        if (spooled) return spooled;
+      } else if (contentLength !== undefined && spool.accepts(stored, contentLength)) {
         const body = { stream: prefixed(head.consumed, request.body, contentLength), length: contentLength };
         const spooled = await deadline.race(toSpool(body)).catch(() => refuse(deadline.passed ? "body_timeout" : "body_incomplete"));
+        // The body went into the failed store: there is nothing left to send Sentry.
         return spooled ?? refuse("upstream_unreachable");
       }
     }

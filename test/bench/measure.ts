@@ -5,6 +5,7 @@ import { gzipSync } from "node:zlib";
 
 import type { Readable } from "node:stream";
 
+import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 
 import { fetchOnce } from "../support/http";
@@ -68,6 +69,26 @@ export default {
 };
 `;
 
+/**
+ * The getsentry/examples tunnel's shape: the whole body as text, the first line parsed, the DSN's
+ * host and project checked against an allow-list, the text posted on.
+ */
+const EXAMPLES_SHAPE_WORKER = `
+export default {
+  async fetch(request, env) {
+    const envelope = await request.text();
+    const header = JSON.parse(envelope.split("\\n")[0]);
+    const dsn = new URL(header.dsn);
+    const projectId = dsn.pathname.replace("/", "");
+    if (dsn.hostname !== env.SENTRY_HOST || !env.PROJECT_IDS.split(",").includes(projectId)) {
+      return new Response("not allowed", { status: 403 });
+    }
+    await fetch(env.UPSTREAM_ORIGIN + "/api/" + projectId + "/envelope/", { method: "POST", body: envelope });
+    return Response.json({}, { status: 200 });
+  },
+};
+`;
+
 export interface BenchWorker {
   origin: string;
   /** workerd's process, for its resident memory. */
@@ -115,7 +136,22 @@ const compatibility = {
  * The app's build. With `spool`, its queue and bucket are bound too, and a stored envelope is
  * retried only after an hour: each costs its store and one delivery attempt while measured.
  */
-export async function startTunnelWorker(ingestOrigin: string, spool = false): Promise<BenchWorker> {
+/** The asset router Miniflare puts in front of a Worker with `[assets]`, as `wrangler.toml` deploys the app. */
+const ASSET_ROUTER = { assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } } };
+
+export interface TunnelWorkerOptions {
+  /** Bind the spool's queue and bucket. */
+  spool?: boolean;
+  /** Put the asset router in front, as deployed (default); without it, the Worker's own cost shows. */
+  router?: boolean;
+  /** Bind the rate limiter, simulated in JavaScript by Miniflare, with a limit no bench reaches. */
+  rateLimiter?: boolean;
+}
+
+export async function startTunnelWorker(
+  ingestOrigin: string,
+  { spool = false, router = true, rateLimiter = false }: TunnelWorkerOptions = {},
+): Promise<BenchWorker> {
   const spoolBindings = {
     queueProducers: { TUNNEL_SPOOL: { queueName: "tunnel-spool" } },
     queueConsumers: { "tunnel-spool": { maxBatchSize: 10, maxBatchTimeout: 1 } },
@@ -133,19 +169,56 @@ export async function startTunnelWorker(ingestOrigin: string, spool = false): Pr
         TUNNEL_SPOOL_RETRY_SECONDS: "3600",
       },
       ...(spool ? spoolBindings : {}),
-      assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
+      ...(rateLimiter ? { ratelimits: { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000_000_000, period: 10 } } } } : {}),
+      ...(router ? ASSET_ROUTER : {}),
     }),
   );
 }
 
-export async function startControlWorker(ingestOrigin: string, page: string): Promise<BenchWorker> {
+export async function startControlWorker(ingestOrigin: string, page: string, router = true): Promise<BenchWorker> {
   return started(
     new Miniflare({
       modules: true,
       script: CONTROL_WORKER,
       ...compatibility,
-      assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
+      ...(router ? ASSET_ROUTER : {}),
       bindings: { UPSTREAM: `${ingestOrigin}/api/4502/envelope/`, PAGE: page },
+    }),
+  );
+}
+
+/** The getsentry/examples tunnel's shape, without the asset router. */
+export async function startExamplesShapeWorker(ingestOrigin: string): Promise<BenchWorker> {
+  return started(
+    new Miniflare({
+      modules: true,
+      script: EXAMPLES_SHAPE_WORKER,
+      ...compatibility,
+      bindings: { UPSTREAM_ORIGIN: ingestOrigin, SENTRY_HOST: "o4501.ingest.us.sentry.io", PROJECT_IDS: "4502" },
+    }),
+  );
+}
+
+/** `@sentry/core`'s `handleTunnelRequest`, bundled into a Worker, without the asset router. */
+export async function startCoreTunnelWorker(ingestOrigin: string): Promise<BenchWorker> {
+  // Under the project (workerd refuses paths above it), outside build/, which is deployed.
+  const outfile = `${root}.cache/bench/core-tunnel.js`;
+  await build({
+    entryPoints: [`${root}test/bench/fixtures/core-tunnel.ts`],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["browser", "module", "main"],
+    logLevel: "error",
+  });
+  return started(
+    new Miniflare({
+      rootPath: root,
+      modules: [{ type: "ESModule", path: outfile }],
+      ...compatibility,
+      bindings: { DSN: APP_DSN, UPSTREAM_ORIGIN: ingestOrigin },
     }),
   );
 }

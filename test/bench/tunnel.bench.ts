@@ -91,7 +91,7 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
     );
     // The spool path: Sentry answers 503, so after three failures every envelope goes straight to the queue.
     const down = await startDrainingIngest(true);
-    const spooling = await startTunnelWorker(down.origin, true);
+    const spooling = await startTunnelWorker(down.origin, { spool: true });
     try {
       await requestsPerSecond({ url: `${spooling.origin}/monitoring${TUNNEL_QUERY}`, body: small.body, connections: 8, seconds: 1 });
       figures.push(

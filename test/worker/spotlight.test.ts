@@ -54,5 +54,8 @@ describe("with Spotlight as the local Sentry", () => {
     const response = await worker.fetch("/sentry-example-page", { method: "POST", body: new URLSearchParams({ intent: "server-error" }) });
     expect(response.status).toBe(500);
     await eventually(() => stream.includes("Self-test: an error thrown in a server action"), 10_000);
+    // Spotlight's UI shows only envelopes of their own type; the SDK's transport would say text/plain.
+    const event = stream.split("\n\n").find((block) => block.includes("Self-test: an error thrown in a server action"));
+    expect(event).toMatch(/^event: application\/x-sentry-envelope$/m);
   });
 });
