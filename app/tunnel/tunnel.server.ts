@@ -4,7 +4,14 @@ import { corsHeadersFor, PREFLIGHT_HEADERS } from "./cors.server";
 import { Deadline } from "./deadline.server";
 import type { Dsn } from "./dsn.server";
 import { checkEnvelopeDsn, compileAllowList } from "./dsn-policy.server";
-import { readEnvelopeHead, wholeBody, joinChunks, type BodyChunk, type HeadResult } from "./envelope-head.server";
+import {
+  joinChunks,
+  readEnvelopeHead,
+  wholeBody,
+  type BodyChunk,
+  type EnvelopeHead,
+  type HeadResult,
+} from "./envelope-head.server";
 import { envelopeItemTypes } from "./envelope-items.server";
 import { forwardEnvelope, type ForwardFailure } from "./forward.server";
 import {
@@ -102,6 +109,16 @@ interface Handled {
   outcome: TunnelOutcome;
 }
 
+/** An envelope that passed every check, and what its delivery needs. */
+interface Checked {
+  /** The request's body, its head already read into `head.consumed`. */
+  body: ReadableStream<BodyChunk>;
+  head: EnvelopeHead;
+  encoding: ContentEncoding;
+  contentLength: number | undefined;
+  upstreamUrl: string;
+}
+
 /** Facts about a request, learnt as it passes each check. */
 interface Facts {
   /** When the request arrived, in ms since the epoch. */
@@ -171,14 +188,22 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
 
     const verdict = checkEnvelopeDsn(head.dsn, query, allowList);
     if (!verdict.ok) return refuse(verdict.reason);
+    const checked = { body: request.body, head, encoding, contentLength, upstreamUrl: verdict.allowed.upstreamUrl };
+    return deliver(request.headers, checked, deadline, facts);
+  }
 
+  /**
+   * Sends an envelope that passed every check to Sentry, or to the spool when Sentry cannot take
+   * it: straight there while the breaker is open, or after Sentry failed a body read whole.
+   */
+  async function deliver(clientHeaders: Headers, envelope: Checked, deadline: Deadline, facts: Facts): Promise<Handled> {
+    const { body, head, encoding, contentLength, upstreamUrl } = envelope;
     // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
     const whole = head.ended || head.consumedBytes === contentLength ? joinChunks(head.consumed, head.consumedBytes) : undefined;
     const sentrySaidNo = limits.refusal(head.dsn, () => (whole && encoding === "identity" ? envelopeItemTypes(whole) : undefined));
     if (sentrySaidNo) return refuse("sentry_rate_limited", sentrySaidNo);
 
-    const { upstreamUrl } = verdict.allowed;
-    const headers = upstreamRequestHeaders(request.headers, encoding, contentLength);
+    const headers = upstreamRequestHeaders(clientHeaders, encoding, contentLength);
     const stored: Omit<SpooledEnvelope, "body" | "key"> = { url: upstreamUrl, headers, dsn: head.dsn, receivedAt: facts.receivedAt };
     const toSpool = async (body: SpoolBody): Promise<Handled | undefined> => {
       if (!spool || !(await spool.store(stored, body))) return undefined;
@@ -194,8 +219,8 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
         const spooled = await toSpool(whole);
         if (spooled) return spooled;
       } else if (contentLength !== undefined && spool.accepts(stored, contentLength)) {
-        const body = { stream: prefixed(head.consumed, request.body, contentLength), length: contentLength };
-        const spooled = await deadline.race(toSpool(body)).catch(() => refuse(deadline.passed ? "body_timeout" : "body_incomplete"));
+        const stream = prefixed(head.consumed, body, contentLength);
+        const spooled = await deadline.race(toSpool({ stream, length: contentLength })).catch(() => refuse(deadline.passed ? "body_timeout" : "body_incomplete"));
         // The body went into the failed store: there is nothing left to send Sentry.
         return spooled ?? refuse("upstream_unreachable");
       }
@@ -206,7 +231,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
       headers,
       consumed: whole ? [whole] : head.consumed,
       consumedBytes: head.consumedBytes,
-      rest: whole ? undefined : request.body,
+      rest: whole ? undefined : body,
       contentLength,
       maxBytes: settings.maxEnvelopeBytes,
       deadline,
