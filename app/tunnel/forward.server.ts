@@ -16,7 +16,7 @@ export interface ForwardRequest {
 }
 
 /** Sentry's answer is a few dozen bytes; one past this is not Sentry's, and its body is dropped. */
-export const MAX_ANSWER_BYTES = 64 * 1024;
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 /**
  * The runtime's own fetch, taken when this module loads: before Sentry's fetch instrumentation

@@ -9,12 +9,12 @@ import type { SpoolStats } from "./spool-stats.server";
 import { UNAVAILABLE_STATUSES, type TunnelSettings } from "./tunnel.server";
 
 /** Relay's own `max_envelope_delay`: an envelope older than this is dropped rather than sent. */
-export const MAX_ENVELOPE_AGE_MS = 24 * 60 * 60 * 1000;
+const MAX_ENVELOPE_AGE_MS = 24 * 60 * 60 * 1000;
 /** The longest wait between two tries, whatever the attempt. */
 const MAX_BACKOFF_SECONDS = 60 * 60;
 
 /** What happened to one stored envelope, in the spool's log line. */
-export type SpoolOutcome = "delivered" | "retried" | "dropped" | "expired" | "missing" | "poison";
+type SpoolOutcome = "delivered" | "retried" | "dropped" | "expired" | "missing" | "poison";
 
 export interface SpoolLogLine {
   event: "tunnel_spool";

@@ -75,7 +75,7 @@ export function tunnelBindings(
   };
 }
 
-export type TunnelOutcome = "forwarded" | "preflight" | (typeof TUNNEL_ANSWERS)[TunnelAnswerCode][1];
+type TunnelOutcome = "forwarded" | "preflight" | (typeof TUNNEL_ANSWERS)[TunnelAnswerCode][1];
 
 /** Sentry's answers that mean "not now" rather than "no": the envelope is spooled. */
 export const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
