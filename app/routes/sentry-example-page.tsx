@@ -1,9 +1,10 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/cloudflare";
 // `redirect` from here, not from the server runtime: the browser's button throws one too.
-import { Form, json, Link, redirect, useLoaderData, useRouteLoaderData } from "@remix-run/react";
+import { Form, json, Link, redirect, useLoaderData, useRouteError, useRouteLoaderData } from "@remix-run/react";
 import { lastEventId, logger } from "@sentry/remix";
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 
+import { ErrorReference } from "../monitoring/error-reference";
 import { currentTunnelSequence, useTunnelAnswers, type TunnelAnswer } from "../monitoring/tunnel-status";
 import type { loader as rootLoader } from "../root";
 
@@ -35,6 +36,27 @@ interface Trial {
 
 export default function SelfTest() {
   const { redirected } = useLoaderData<typeof loader>();
+  return <SelfTestPage redirected={redirected} />;
+}
+
+/**
+ * The server error's own outcome: the self-test stays on screen, with the reference of the event
+ * the Worker sent to Sentry. The root error page is for real failures.
+ */
+export function ErrorBoundary() {
+  const error = useRouteError();
+  return (
+    <SelfTestPage redirected={null}>
+      <div role="status" className="card outcome" data-testid="self-test-outcome">
+        <h2>Server error</h2>
+        <p>The Worker reported the error to Sentry itself, straight to the ingest rather than through the tunnel.</p>
+        <ErrorReference error={error} />
+      </div>
+    </SelfTestPage>
+  );
+}
+
+function SelfTestPage({ redirected, children }: { redirected: string | null; children?: ReactNode }) {
   const environment = useRouteLoaderData<typeof rootLoader>("root")?.sentry?.environment;
   const answers = useTunnelAnswers();
   const [trial, setTrial] = useState<Trial>();
@@ -118,6 +140,7 @@ export default function SelfTest() {
           </Link>
         </li>
       </ul>
+      {!trial && children}
       {trial && (
         <div role="status" className="card outcome" data-testid="self-test-outcome">
           <h2>{trial.title}</h2>

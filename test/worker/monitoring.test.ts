@@ -48,7 +48,7 @@ describe("the Worker's own monitoring", () => {
     expect(html).toMatch(/<meta name="baggage" content="[^"]*sentry-environment=ci[^"]*"\/>/);
   });
 
-  it("reports a server action's error from the Worker, and shows its reference on the error page", async () => {
+  it("reports a server action's error from the Worker, and shows its reference on the self-test page", async () => {
     const response = await worker.fetch("/sentry-example-page", {
       method: "POST",
       body: new URLSearchParams({ intent: "server-error" }),
@@ -61,6 +61,8 @@ describe("the Worker's own monitoring", () => {
     expect(event!.environment).toBe("ci");
     expect(event!.release).toMatch(/^[0-9a-f]{40}$/);
     expect(html).toContain(`data-event-id="${event!.event_id}"`);
+    expect(html).toContain('id="self-test-title"');
+    expect(html).not.toContain("Something went wrong");
   });
 
   it("records a 500 as internal_error and drops the transaction of a 404", async () => {
