@@ -9,7 +9,7 @@ import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 
 import { fetchOnce } from "../support/http";
-import { APP_DSN, root } from "../support/worker";
+import { APP_DSN, root, wranglerCompatibility } from "../support/worker";
 
 export const MiB = 1024 * 1024;
 
@@ -122,8 +122,7 @@ function workerdChildren(): Set<number> {
 }
 
 const compatibility = {
-  compatibilityDate: "2026-07-30",
-  compatibilityFlags: ["nodejs_compat"],
+  ...wranglerCompatibility(),
   // The tunnel's log lines are read and dropped: echoing thousands of them through this process
   // would slow the loopback ingest it also hosts, and so the figures.
   handleRuntimeStdio(stdout: Readable, stderr: Readable) {

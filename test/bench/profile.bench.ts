@@ -3,9 +3,9 @@ import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { it } from "vitest";
 
-import { APP_DSN, root } from "../support/worker";
+import { APP_DSN, root, wranglerCompatibility } from "../support/worker";
 import { envelopeOf, startDrainingIngest } from "./measure";
-import { freePort } from "../support/wrangler-dev";
+import { freePort } from "../support/http";
 import { runLoad } from "./wrk";
 
 interface ProfileNode {
@@ -47,8 +47,7 @@ it("profiles the tunnel's isolate", async () => {
   const miniflare = new Miniflare({
     rootPath: root,
     modules: [{ type: "ESModule", path: `${root}build/index.js` }],
-    compatibilityDate: "2026-07-30",
-    compatibilityFlags: ["nodejs_compat"],
+    ...wranglerCompatibility(),
     bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
     inspectorPort,
     handleRuntimeStdio(stdout: Readable, stderr: Readable) {

@@ -1,4 +1,5 @@
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { createServer } from "node:net";
 import { Readable } from "node:stream";
 
 /**
@@ -45,4 +46,16 @@ function toHeaders(incoming: IncomingHttpHeaders): Headers {
     for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, item);
   }
   return headers;
+}
+
+/** A loopback port nothing listens on at the moment it is asked. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -58,6 +58,12 @@ interface BucketSettings {
   bucket_name: string;
 }
 
+/** The compatibility date and flags of `wrangler.toml`, for every Worker the tests and benchmarks run. */
+export function wranglerCompatibility(): { compatibilityDate: string | undefined; compatibilityFlags: string[] } {
+  const config = unstable_readConfig({ config: `${root}wrangler.toml` });
+  return { compatibilityDate: config.compatibility_date, compatibilityFlags: config.compatibility_flags };
+}
+
 /**
  * The built Worker (`build/index.js`, made by `npm run build`) in workerd, configured as
  * `wrangler.toml` says (vars, rate limiter, analytics dataset), with `vars` laid over the file's own.
@@ -80,8 +86,7 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
     rootPath: root,
     // The Remix bundle has a dynamic import(), which Miniflare's module scan refuses: list the module.
     modules: [{ type: "ESModule", path: main }],
-    compatibilityDate: config.compatibility_date,
-    compatibilityFlags: config.compatibility_flags,
+    ...wranglerCompatibility(),
     bindings: { ...(config.vars as Record<string, string>), ...vars },
     ratelimits: Object.fromEntries(
       (config.ratelimits as RateLimitSettings[]).map(({ name, namespace_id, simple }) => [

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 
+import { freePort } from "./http";
 import { root } from "./worker";
 
 export interface DevServer {
@@ -8,17 +8,6 @@ export interface DevServer {
   /** Everything wrangler and the Worker printed. */
   output: () => string;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

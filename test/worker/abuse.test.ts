@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseEnvelope } from "../support/envelopes";
 import { eventually, FakeIngest } from "../support/fake-ingest";
 import { fetchOnce } from "../support/http";
-import { APP_DSN, root, startWorker, type RunningWorker } from "../support/worker";
+import { APP_DSN, root, startWorker, wranglerCompatibility, type RunningWorker } from "../support/worker";
 
 const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 
@@ -156,7 +156,7 @@ describe("abuse and faults, in workerd", () => {
       });
       expect(status, `${size} bytes`).toBe(408);
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await ingest.settled();
     expect(ingest.deliveries).toHaveLength(0);
   });
 
@@ -247,8 +247,7 @@ describe("a bug in the tunnel itself", () => {
     const script = await bundleFixture("broken-tunnel");
     const miniflare = new Miniflare({
       modules: [{ type: "ESModule", path: script }],
-      compatibilityDate: "2026-07-30",
-      compatibilityFlags: ["nodejs_compat"],
+      ...wranglerCompatibility(),
       bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
     });
     try {
@@ -261,7 +260,7 @@ describe("a bug in the tunnel itself", () => {
       expect(response.status).toBe(500);
       expect(await response.json()).toMatchObject({ reason: "internal_error" });
       await eventually(() => ingest.deliveries.length === 1, 10_000);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await ingest.settled();
       expect(ingest.deliveries).toHaveLength(1);
       const [report] = ingest.deliveries;
       expect(report!.url).toBe("/api/4502/envelope/?hsts=0");

@@ -69,8 +69,9 @@ describe("the Worker's own monitoring", () => {
     await worker.fetch("/sentry-example-page/loader-error");
     await worker.fetch("/no/such/page");
     await worker.fetch("/");
-    await eventually(() => payloads<SentryEvent>(fromWorker(), "transaction").length >= 2);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The page's transaction is sent last: once it is in, and nothing is still arriving, the 404's would be too.
+    await eventually(() => payloads<SentryEvent>(fromWorker(), "transaction").some((event) => event.transaction === "GET /"));
+    await ingest.settled();
     const transactions = payloads<SentryEvent>(fromWorker(), "transaction").map(({ contexts }) => ({
       status: contexts?.trace?.status,
       code: contexts?.trace?.data?.["http.response.status_code"],

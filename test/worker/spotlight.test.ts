@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { eventually } from "../support/fake-ingest";
-import { freePort } from "../support/wrangler-dev";
+import { freePort } from "../support/http";
 import { APP_DSN, root, startWorker, type RunningWorker } from "../support/worker";
 
 /** What `npm start` runs: the tunnel and the Worker's own SDK both sending to a real Spotlight. */

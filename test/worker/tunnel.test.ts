@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "../../app/tunnel/tunnel-answers.server";
 import { eventually, FakeIngest } from "../support/fake-ingest";
-import { freePort } from "../support/wrangler-dev";
+import { freePort } from "../support/http";
 import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
 
 const SELF_HOSTED_DSN = "http://fedcba9876543210fedcba9876543210@sentry.example.com/base/77";
