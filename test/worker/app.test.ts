@@ -56,6 +56,16 @@ describe("the app in workerd", () => {
     expect(response.headers.get("content-type")).toMatch(/javascript/);
     expect(await response.text()).toContain("hydrateRoot");
   });
+
+  it("lets browsers keep the hashed build files for a year, and nothing else", async () => {
+    const client = readdirSync(`${root}public/build`).find((name) => name.startsWith("entry.client-"));
+    const built = await worker.fetch(`/build/${client}`);
+    expect(built.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    // Not hashed, so not immutable: a new favicon must reach browsers.
+    const favicon = await worker.fetch("/favicon.svg");
+    expect(favicon.headers.get("cache-control")).not.toContain("immutable");
+    expect((await worker.fetch("/_headers")).status).toBe(404);
+  });
 });
 
 describe("configuration", () => {
