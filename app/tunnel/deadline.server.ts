@@ -43,3 +43,35 @@ export class Deadline {
     clearTimeout(this.timer);
   }
 }
+
+/** Where an exchange was when it ended early. */
+export type Phase = "receiving" | "forwarding" | "answering";
+
+/** How far the client's body had got when the exchange ended. */
+export interface BodyProgress {
+  /** Every byte had been handed on. */
+  complete: boolean;
+  /** It grew past the maximum. */
+  tooLarge: boolean;
+}
+
+export type EarlyEnd = "body_timeout" | "body_incomplete" | "envelope_too_large" | "upstream_timeout" | "upstream_unreachable";
+
+/**
+ * The one place that says whose fault an early end was. Read it as soon as the failure is seen:
+ * a failed upstream request also fails its body's pipe afterwards, which must not then be taken
+ * for the client's fault.
+ */
+export function earlyEnd(phase: Phase, deadline: Deadline, body: BodyProgress = { complete: false, tooLarge: false }): EarlyEnd {
+  const cut = deadline.signal.aborted && !deadline.passed;
+  switch (phase) {
+    case "receiving":
+      return deadline.passed ? "body_timeout" : "body_incomplete";
+    case "forwarding":
+      if (deadline.passed) return body.complete ? "upstream_timeout" : "body_timeout";
+      if (cut) return body.tooLarge ? "envelope_too_large" : "body_incomplete";
+      return "upstream_unreachable";
+    case "answering":
+      return deadline.passed ? "upstream_timeout" : "upstream_unreachable";
+  }
+}

@@ -185,7 +185,7 @@ async function scanDecompressed(
 }
 
 /** Collects the bytes before the first newline, up to {@link MAX_HEADER_LINE_BYTES}. */
-export class HeaderLineScanner {
+class HeaderLineScanner {
   state: "reading" | "complete" | "too_long" = "reading";
   private readonly parts: Uint8Array[] = [];
   private length = 0;
@@ -217,7 +217,7 @@ export class HeaderLineScanner {
 
 const utf8 = new TextDecoder();
 
-export function parseHeaderLine(
+function parseHeaderLine(
   line: Uint8Array,
 ): { ok: true; dsn: string } | { ok: false; reason: "header_not_json" | "header_repeated_key" | "dsn_missing" } {
   const text = utf8.decode(line);

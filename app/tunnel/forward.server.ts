@@ -1,4 +1,4 @@
-import type { Deadline } from "./deadline.server";
+import { earlyEnd, type Deadline, type EarlyEnd } from "./deadline.server";
 import { joinChunks, type BodyChunk } from "./envelope-head.server";
 
 export interface ForwardRequest {
@@ -24,13 +24,7 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  */
 const upstreamFetch: typeof fetch = globalThis.fetch.bind(globalThis);
 
-export type ForwardFailure =
-  | "upstream_redirect"
-  | "upstream_unreachable"
-  | "upstream_timeout"
-  | "envelope_too_large"
-  | "body_incomplete"
-  | "body_timeout";
+export type ForwardFailure = "upstream_redirect" | EarlyEnd;
 
 /** Sentry's answer, read whole up to {@link MAX_ANSWER_BYTES}; a stalled one is cut off at the deadline. */
 export interface UpstreamAnswer {
@@ -67,12 +61,8 @@ export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardR
       signal: deadline.signal,
     });
   } catch {
-    // Read before anything else settles: a failed request also fails its body's pipe afterwards,
-    // and that must not be taken for the client's fault. Nothing here waits on the client's body,
-    // which may be stalled: the answer goes out now.
-    const timedOut = deadline.passed;
-    const bodyFailed = deadline.signal.aborted && !timedOut;
-    const reason = failureOf(timedOut, bodyFailed, body);
+    // Nothing here waits on the client's body, which may be stalled: the answer goes out now.
+    const reason = earlyEnd("forwarding", deadline, { complete: body.complete(), tooLarge: body.tooLarge() });
     body.stop();
     return { ok: false, reason, bytes: body.bytes() };
   }
@@ -85,15 +75,9 @@ export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardR
     answer = await deadline.race(readCapped(response));
   } catch {
     response.body?.cancel().catch(() => {});
-    return { ok: false, reason: deadline.passed ? "upstream_timeout" : "upstream_unreachable", bytes: body.bytes() };
+    return { ok: false, reason: earlyEnd("answering", deadline), bytes: body.bytes() };
   }
   return { ok: true, answer: { status: response.status, headers: response.headers, body: answer }, bytes: body.bytes() };
-}
-
-function failureOf(timedOut: boolean, bodyFailed: boolean, body: OutgoingBody): ForwardFailure {
-  if (timedOut) return body.complete() ? "upstream_timeout" : "body_timeout";
-  if (bodyFailed) return body.tooLarge() ? "envelope_too_large" : "body_incomplete";
-  return "upstream_unreachable";
 }
 
 /**

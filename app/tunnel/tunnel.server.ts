@@ -1,7 +1,7 @@
 import { tunnelDataPoint } from "./analytics.server";
 import { clientKey } from "./client-key.server";
 import { corsHeadersFor, PREFLIGHT_HEADERS } from "./cors.server";
-import { Deadline } from "./deadline.server";
+import { Deadline, earlyEnd, type EarlyEnd } from "./deadline.server";
 import type { Dsn } from "./dsn.server";
 import { checkEnvelopeDsn, compileAllowList } from "./dsn-policy.server";
 import {
@@ -220,7 +220,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
         if (spooled) return spooled;
       } else if (contentLength !== undefined && spool.accepts(stored, contentLength)) {
         const stream = prefixed(head.consumed, body, contentLength);
-        const spooled = await deadline.race(toSpool({ stream, length: contentLength })).catch(() => refuse(deadline.passed ? "body_timeout" : "body_incomplete"));
+        const spooled = await deadline.race(toSpool({ stream, length: contentLength })).catch(() => refuse(earlyEnd("receiving", deadline)));
         // The body went into the failed store: there is nothing left to send Sentry.
         return spooled ?? refuse("upstream_unreachable");
       }
@@ -312,7 +312,7 @@ async function withinRateLimit(rateLimiter: NonNullable<TunnelRuntime["rateLimit
   }
 }
 
-type HeadRead = HeadResult | { ok: false; reason: "body_timeout" | "body_incomplete" };
+type HeadRead = HeadResult | { ok: false; reason: EarlyEnd };
 
 /**
  * Reads the body as far as the envelope's header line, within the deadline. workerd hands a body
@@ -326,7 +326,7 @@ async function readHead(
   encoding: ContentEncoding,
   deadline: Deadline,
 ): Promise<HeadRead> {
-  const failed = (): HeadRead => ({ ok: false, reason: deadline.passed ? "body_timeout" : "body_incomplete" });
+  const failed = (): HeadRead => ({ ok: false, reason: earlyEnd("receiving", deadline) });
   if (contentLength !== undefined && contentLength <= SMALL_BODY_BYTES) {
     let bytes: BodyChunk;
     try {

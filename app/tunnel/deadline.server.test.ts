@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+
+import { Deadline, earlyEnd, type Phase } from "./deadline.server";
+
+/** A deadline in one of its three states: running, passed, or cut short by the body. */
+function deadlineThat(state: "running" | "passed" | "cut"): Deadline {
+  const deadline = new Deadline(60_000);
+  deadline.end();
+  if (state === "passed") {
+    deadline.passed = true;
+    deadline.cut(new DOMException("passed", "TimeoutError"));
+  } else if (state === "cut") {
+    deadline.cut(new Error("the body failed"));
+  }
+  return deadline;
+}
+
+describe("earlyEnd", () => {
+  it.each([
+    ["receiving", "passed", {}, "body_timeout"],
+    ["receiving", "running", {}, "body_incomplete"],
+    ["forwarding", "passed", { complete: true }, "upstream_timeout"],
+    ["forwarding", "passed", { complete: false }, "body_timeout"],
+    ["forwarding", "cut", { tooLarge: true }, "envelope_too_large"],
+    ["forwarding", "cut", { tooLarge: false }, "body_incomplete"],
+    ["forwarding", "running", {}, "upstream_unreachable"],
+    ["answering", "passed", {}, "upstream_timeout"],
+    ["answering", "running", {}, "upstream_unreachable"],
+  ] as const)("while %s, with the deadline %s and the body %j, is %s", (phase, state, body, reason) => {
+    expect(earlyEnd(phase as Phase, deadlineThat(state), { complete: false, tooLarge: false, ...body })).toBe(reason);
+  });
+
+  it("races work against the deadline, and stops racing once it is cut", async () => {
+    const deadline = new Deadline(60_000);
+    await expect(deadline.race(Promise.resolve("done"))).resolves.toBe("done");
+    const pending = deadline.race(new Promise(() => {}));
+    deadline.cut(new Error("the body failed"));
+    await expect(pending).rejects.toThrow("the body failed");
+    deadline.end();
+  });
+});
