@@ -34,7 +34,7 @@ export const EXTENSION_URLS: readonly RegExp[] = [
 ];
 
 /** Remix's catch-all route: a transaction named after it is a page that does not exist. */
-export const NOT_FOUND_ROUTE_ID = "routes/$";
+const NOT_FOUND_ROUTE_ID = "routes/$";
 
 function statusOf(thrown: unknown): number | undefined {
   if (typeof thrown !== "object" || thrown === null || !("status" in thrown)) return undefined;

@@ -2,7 +2,7 @@ import type { SentryConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
 
 /** What the home page's Monitoring panel shows: enough to recognise the project, never the DSN's key. */
-export type MonitoringSummary =
+type MonitoringSummary =
   | { configured: false }
   | {
       configured: true;

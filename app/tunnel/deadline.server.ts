@@ -48,7 +48,7 @@ export class Deadline {
 export type Phase = "receiving" | "forwarding" | "answering";
 
 /** How far the client's body had got when the exchange ended. */
-export interface BodyProgress {
+interface BodyProgress {
   /** Every byte had been handed on. */
   complete: boolean;
   /** It grew past the maximum. */

@@ -3,18 +3,18 @@ import type { TunnelQuery } from "./tunnel-query.server";
 import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./upstream-target.server";
 
 /** A DSN the tunnel forwards for, with its upstream URL worked out once, when the tunnel is built. */
-export interface AllowedDsn extends ProjectIdentity {
+interface AllowedDsn extends ProjectIdentity {
   upstreamUrl: string;
 }
 
 /** Keyed by the DSN's header text ({@link Dsn.text}). */
-export type DsnAllowList = ReadonlyMap<string, AllowedDsn>;
+type DsnAllowList = ReadonlyMap<string, AllowedDsn>;
 
 export function compileAllowList(dsns: readonly Dsn[], upstreamOrigin: string | undefined): DsnAllowList {
   return new Map(dsns.map((dsn) => [dsn.text, { ...projectOf(dsn), upstreamUrl: upstreamUrlFor(dsn, upstreamOrigin) }]));
 }
 
-export type DsnVerdict =
+type DsnVerdict =
   | { ok: true; allowed: AllowedDsn }
   | { ok: false; reason: "dsn_invalid" | "dsn_not_allowed" | "query_mismatch" };
 

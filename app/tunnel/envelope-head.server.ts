@@ -15,7 +15,7 @@ export type BodyChunk = Uint8Array<ArrayBuffer>;
  */
 const INFLATE_SLICE_BYTES = 16;
 
-export type HeadFailure =
+type HeadFailure =
   | "empty_envelope"
   | "header_too_long"
   | "bad_compression"
@@ -35,7 +35,7 @@ export interface EnvelopeHead {
 export type HeadResult = { ok: true; head: EnvelopeHead } | { ok: false; reason: HeadFailure };
 
 /** Where the body's chunks come from: a stream's reader, or a body already read whole. */
-export type ChunkSource = Pick<ReadableStreamDefaultReader<BodyChunk>, "read">;
+type ChunkSource = Pick<ReadableStreamDefaultReader<BodyChunk>, "read">;
 
 /** A body read whole, offered as one chunk. */
 export function wholeBody(bytes: BodyChunk): ChunkSource {

@@ -1,7 +1,7 @@
 import { earlyEnd, type Deadline, type EarlyEnd } from "./deadline.server";
 import { joinChunks, type BodyChunk } from "./envelope-head.server";
 
-export interface ForwardRequest {
+interface ForwardRequest {
   url: string;
   headers: Record<string, string>;
   /** Bytes already read from the body, sent first and unchanged. */
@@ -27,14 +27,14 @@ const upstreamFetch: typeof fetch = globalThis.fetch.bind(globalThis);
 export type ForwardFailure = "upstream_redirect" | EarlyEnd;
 
 /** Sentry's answer, read whole up to {@link MAX_ANSWER_BYTES}; a stalled one is cut off at the deadline. */
-export interface UpstreamAnswer {
+interface UpstreamAnswer {
   status: number;
   headers: Headers;
   /** `null` when the answer had no body, or one too large to be Sentry's. */
   body: Uint8Array<ArrayBuffer> | null;
 }
 
-export type ForwardResult = { ok: true; answer: UpstreamAnswer; bytes: number } | { ok: false; reason: ForwardFailure; bytes: number };
+type ForwardResult = { ok: true; answer: UpstreamAnswer; bytes: number } | { ok: false; reason: ForwardFailure; bytes: number };
 
 /**
  * POSTs the envelope upstream, streaming what is left of the body without holding it.

@@ -16,7 +16,7 @@ const MAX_BACKOFF_SECONDS = 60 * 60;
 /** What happened to one stored envelope, in the spool's log line. */
 type SpoolOutcome = "delivered" | "retried" | "dropped" | "expired" | "missing" | "poison";
 
-export interface SpoolLogLine {
+interface SpoolLogLine {
   event: "tunnel_spool";
   outcome: SpoolOutcome;
   /** Sentry's status, when it answered. */
@@ -28,7 +28,7 @@ export interface SpoolLogLine {
   retry_in_s: number | null;
 }
 
-export interface SpoolConsumerRuntime {
+interface SpoolConsumerRuntime {
   bucket?: R2Bucket;
   /** The same memory of Sentry's rate limits as the live tunnel's. */
   limits: SentryLimits;

@@ -25,7 +25,7 @@ const MESSAGE_LIMIT_BYTES = 128_000;
 /** Room for the structured-clone framing and the queue's metadata. */
 const MESSAGE_SLACK_BYTES = 1_024;
 
-export interface SpoolBindings {
+interface SpoolBindings {
   queue: Queue<SpooledEnvelope>;
   /** Without it, only bodies that fit in a message can be stored. */
   bucket?: R2Bucket;
