@@ -134,7 +134,8 @@ describe("monitoring in Chromium, through the tunnel", () => {
     await page.getByRole("button", { name: "Trigger a noisy browser error" }).click();
     await throwUncaught(page, "a real error after the noise");
     await eventWhen(() => eventWith("a real error after the noise"));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The SDK sends in order: once the last envelope is in and nothing is still arriving, an earlier one would be too.
+    await ingest.settled();
     expect(tunnelEvents().map((event) => JSON.stringify(event.exception))).toEqual([
       expect.stringContaining("a real error after the noise"),
     ]);
@@ -148,7 +149,8 @@ describe("monitoring in Chromium, through the tunnel", () => {
     await page.getByText("Redirected by the server").waitFor();
     await throwUncaught(page, "marker after the redirects");
     await eventWhen(() => eventWith("marker after the redirects"));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The SDK sends in order: once the last envelope is in and nothing is still arriving, an earlier one would be too.
+    await ingest.settled();
     expect(tunnelEvents()).toHaveLength(1);
     expect(payloads(fromWorker(), "event")).toEqual([]);
     await page.close();
@@ -168,7 +170,8 @@ describe("monitoring in Chromium, through the tunnel", () => {
     const navigationHome = () =>
       transactions().some(({ transaction, contexts }) => contexts?.trace?.op === "navigation" && transaction === "routes/_index");
     await eventually(navigationHome, 15_000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The SDK sends in order: once the last envelope is in and nothing is still arriving, an earlier one would be too.
+    await ingest.settled();
     expect(transactions().map((transaction) => transaction.transaction)).not.toContain("routes/$");
     const serverTransactions = payloads<BrowserEvent>(fromWorker(), "transaction").map((transaction) => transaction.contexts?.trace?.data?.["http.response.status_code"]);
     expect(serverTransactions).not.toContain(404);
@@ -230,15 +233,26 @@ describe("monitoring in Chromium, through the tunnel", () => {
     await expect.poll(() => page.getByTestId("tunnel-answer").textContent(), { timeout: 15_000 }).toBe("The tunnel answered 429.");
     const before = ingest.deliveries.length;
     await throwUncaught(page, "during the back-off");
-    await page.evaluate(() => console.log("still alive"));
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // The SDK counts what it held back and reports the count when the page is hidden: proof that
+    // it held the error back, rather than a wait that hopes nothing comes.
+    await page.evaluate(() => {
+      Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
+      document.dispatchEvent(new Event("visibilitychange"));
+    });
+    type ClientReport = { discarded_events?: { reason: string; category: string }[] };
+    const heldBack = () =>
+      payloads<ClientReport>(viaTunnel(), "client_report").some((report) =>
+        report.discarded_events?.some((discarded) => discarded.reason === "ratelimit_backoff" && discarded.category === "error"),
+      );
+    await eventually(heldBack, 15_000);
     const later = ingest.deliveries.slice(before).map((delivery) => delivery.body.toString("utf8"));
-    expect(later.filter((body) => body.includes('"type":"event"'))).toEqual([]);
+    expect(later.filter((body) => body.includes("during the back-off"))).toEqual([]);
     await page.close();
     // The tests after this one send errors: wait until the tunnel no longer holds them.
     ingest.respondWith(answerWithCors);
     const probe = `${JSON.stringify({ dsn: APP_DSN })}\n{"type":"event"}\n{}\n`;
-    await eventually(async () => (await fetch(`${server.origin}/monitoring?o=4501&p=4502&r=us`, { method: "POST", body: probe })).status === 200, 10_000);
+    // Every 500 ms: faster, the probes alone would bring this client to the tunnel's own limit.
+    await eventually(async () => (await fetch(`${server.origin}/monitoring?o=4501&p=4502&r=us`, { method: "POST", body: probe })).status === 200, 10_000, 500);
   });
 
   it("keeps errors captured offline and sends them all when the network is back", async () => {
@@ -316,7 +330,8 @@ describe("monitoring in Chromium, through the tunnel", () => {
     expect(event!.environment).toBe(ENVIRONMENT);
     expect(reference).toBe(event!.event_id);
     await page.waitForFunction(() => "__remixRouter" in window);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The SDK sends in order: once the last envelope is in and nothing is still arriving, an earlier one would be too.
+    await ingest.settled();
     expect(tunnelEvents()).toEqual([]);
     await page.close();
   });

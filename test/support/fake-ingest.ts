@@ -23,8 +23,8 @@ export class FakeIngest {
   unfinished = 0;
   /** Requests that arrived at all, complete or not. */
   arrivals = 0;
-  /** Requests still arriving: their body has neither ended nor been cut off. */
-  private receiving = 0;
+  /** Requests still arriving since the last reset: their body has neither ended nor been cut off. */
+  private readonly receiving = new Set<IncomingMessage>();
   private behaviour: IngestBehaviour = answerOk;
   private readonly server = createServer((request, response) => this.receive(request, response));
 
@@ -41,7 +41,7 @@ export class FakeIngest {
 
   /** Waits until no request is still arriving, so that every delivery there will be is in. */
   settled(timeoutMs = 5_000): Promise<void> {
-    return eventually(() => this.receiving === 0, timeoutMs);
+    return eventually(() => this.receiving.size === 0, timeoutMs);
   }
 
   respondWith(behaviour: IngestBehaviour): void {
@@ -52,7 +52,7 @@ export class FakeIngest {
     this.deliveries.length = 0;
     this.unfinished = 0;
     this.arrivals = 0;
-    this.receiving = 0;
+    this.receiving.clear();
     this.behaviour = answerOk;
   }
 
@@ -63,13 +63,13 @@ export class FakeIngest {
 
   private receive(request: IncomingMessage, response: ServerResponse): void {
     this.arrivals += 1;
-    this.receiving += 1;
+    this.receiving.add(request);
     const chunks: Buffer[] = [];
     let complete = false;
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       complete = true;
-      this.receiving -= 1;
+      this.receiving.delete(request);
       const body = Buffer.concat(chunks);
       this.deliveries.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
       this.behaviour(request, response, body);
@@ -77,7 +77,7 @@ export class FakeIngest {
     request.on("close", () => {
       if (complete) return;
       this.unfinished += 1;
-      this.receiving -= 1;
+      this.receiving.delete(request);
     });
   }
 }
@@ -87,11 +87,14 @@ export const answerOk: IngestBehaviour = (_request, response) => {
   response.end(JSON.stringify({ id: "0123456789abcdef0123456789abcdef" }));
 };
 
-/** Waits for a condition that an asynchronous delivery will make true; fails after `timeoutMs`. */
-export async function eventually(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+/**
+ * Waits for a condition that an asynchronous delivery will make true; fails after `timeoutMs`.
+ * A condition that itself sends requests can ask to be polled less often than every 20 ms.
+ */
+export async function eventually(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000, pollMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }

@@ -229,11 +229,15 @@ describe("the spool keeps what Sentry refused out of it", () => {
     expect(calls).toBe(3);
 
     // The limit said 2 s: after it, errors go to Sentry again.
-    await eventually(async () => {
-      const response = await post(error());
-      await response.arrayBuffer();
-      return response.status === 200;
-    }, 5_000);
+    await eventually(
+      async () => {
+        const response = await post(error());
+        await response.arrayBuffer();
+        return response.status === 200;
+      },
+      5_000,
+      100,
+    );
     expect(calls).toBe(4);
   });
 });
