@@ -1,4 +1,3 @@
-import { randomBytes, randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { gunzipSync, gzipSync } from "node:zlib";
 
@@ -7,7 +6,7 @@ import fc from "fast-check";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
-import { parseEnvelope } from "../support/envelopes";
+import { buildEnvelope, parseEnvelope } from "../support/envelopes";
 import { eventually, FakeIngest } from "../support/fake-ingest";
 import { fetchOnce } from "../support/http";
 import { APP_DSN, root, startWorker, wranglerCompatibility, type RunningWorker } from "../support/worker";
@@ -15,16 +14,7 @@ import { APP_DSN, root, startWorker, wranglerCompatibility, type RunningWorker }
 const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 
 /** A distinct envelope: its event id is how the ledger finds its delivery. */
-function envelope(size: number): { id: string; body: Buffer } {
-  const id = randomUUID().replaceAll("-", "");
-  const payload = randomBytes(size);
-  const body = Buffer.concat([
-    Buffer.from(`${JSON.stringify({ dsn: APP_DSN, event_id: id })}\n{"type":"attachment","length":${size}}\n`),
-    payload,
-    Buffer.from("\n"),
-  ]);
-  return { id, body };
-}
+const envelope = (size: number) => buildEnvelope({ attachmentBytes: size });
 
 interface Sent {
   id: string;
@@ -186,7 +176,7 @@ describe("fuzzing the tunnel through workerd", () => {
     await ingest?.stop();
   });
 
-  const valid = Buffer.from(`${JSON.stringify({ dsn: APP_DSN, event_id: "feedfacefeedfacefeedfacefeedface" })}\n{"type":"event"}\n{"message":"fuzz"}\n`);
+  const valid = buildEnvelope().body;
 
   const bodies = fc.oneof(
     fc.uint8Array({ maxLength: 2_000 }).map((bytes) => Buffer.from(bytes)),

@@ -4,6 +4,7 @@ import { deflateSync, gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
+import { buildEnvelope } from "../support/envelopes";
 import { eventually, FakeIngest } from "../support/fake-ingest";
 import { peakRss } from "../support/process-memory";
 import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
@@ -20,9 +21,7 @@ const SLACK_MS = 1_000;
 const PARTNER = "https://partner.example.com";
 const MiB = 1024 * 1024;
 
-function envelope(dsn = APP_DSN, items = '{"type":"event"}\n{"message":"hello"}\n'): Buffer {
-  return Buffer.from(`${JSON.stringify({ dsn, event_id: "feedfacefeedfacefeedfacefeedface" })}\n${items}`);
-}
+const envelope = (dsn?: string, items?: string) => buildEnvelope({ dsn, items }).body;
 
 function tunnelLines(worker: RunningWorker): string[] {
   return worker.logs.filter((line) => line.startsWith('{"event":"tunnel"'));

@@ -1,10 +1,9 @@
-import { randomBytes, randomUUID } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 import type { SpooledEnvelope } from "../../app/tunnel/spool.server";
-import { parseEnvelope } from "../support/envelopes";
+import { buildEnvelope, parseEnvelope } from "../support/envelopes";
 import { answerOk, eventually, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
 import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
 
@@ -21,17 +20,10 @@ interface Built {
   gzip: boolean;
 }
 
-/** A distinct envelope with a `sent_at`, an event and an attachment of `size` random bytes. */
+/** A distinct envelope with a `sent_at` and an attachment of `size` random bytes, gzipped if asked. */
 function built(size: number, gzip: boolean, sentAt = new Date()): Built {
-  const id = randomUUID().replaceAll("-", "");
-  const plain = Buffer.concat([
-    Buffer.from(`${JSON.stringify({ dsn: APP_DSN, event_id: id, sent_at: sentAt.toISOString() })}\n`),
-    Buffer.from(`{"type":"event"}\n${JSON.stringify({ event_id: id, timestamp: sentAt.getTime() / 1000 })}\n`),
-    Buffer.from(`{"type":"attachment","length":${size}}\n`),
-    randomBytes(size),
-    Buffer.from("\n"),
-  ]);
-  return { id, sent: gzip ? gzipSync(plain) : plain, gzip };
+  const { id, body } = buildEnvelope({ sentAt, attachmentBytes: size });
+  return { id, sent: gzip ? gzipSync(body) : body, gzip };
 }
 
 /** The body as Sentry should read it: decompressed, with `sent_at` (the one field the spool may move) set aside. */

@@ -1,10 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { deflateSync, gzipSync } from "node:zlib";
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "../../app/tunnel/tunnel-answers.server";
+import { buildEnvelope } from "../support/envelopes";
 import { eventually, FakeIngest } from "../support/fake-ingest";
 import { freePort } from "../support/http";
 import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
@@ -18,15 +18,8 @@ const MiB = 1024 * 1024;
  */
 const UNLIMITED = { rateLimit: { limit: 1_000_000, period: 10 }, spool: false };
 
-function envelope(items: Buffer | string = '{"type":"event"}\n{"message":"hello"}\n', dsn = APP_DSN): Buffer {
-  return Buffer.concat([Buffer.from(`${JSON.stringify({ dsn, event_id: "feedfacefeedfacefeedfacefeedface" })}\n`), Buffer.from(items)]);
-}
-
-/** An attachment item of `size` random bytes: binary, not valid UTF-8, like a compressed replay. */
-function attachmentEnvelope(size: number): Buffer {
-  const payload = randomBytes(size);
-  return envelope(Buffer.concat([Buffer.from(`{"type":"attachment","length":${size}}\n`), payload, Buffer.from("\n")]));
-}
+const envelope = (items?: Buffer | string, dsn?: string) => buildEnvelope({ items, dsn }).body;
+const attachmentEnvelope = (size: number) => buildEnvelope({ attachmentBytes: size }).body;
 
 function post(worker: RunningWorker, path: string, body: Buffer | ReadableStream<Uint8Array<ArrayBuffer>>, headers: Record<string, string> = {}) {
   return worker.fetch(path, {
