@@ -5,11 +5,10 @@ import { gzipSync } from "node:zlib";
 
 import type { Readable } from "node:stream";
 
-import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 
 import { fetchOnce } from "../support/http";
-import { APP_DSN, root, wranglerCompatibility } from "../support/worker";
+import { APP_DSN, bundleForWorkerd, root, wranglerCompatibility } from "../support/worker";
 
 export const MiB = 1024 * 1024;
 
@@ -200,18 +199,7 @@ export async function startExamplesShapeWorker(ingestOrigin: string): Promise<Be
 
 /** `@sentry/core`'s `handleTunnelRequest`, bundled into a Worker, without the asset router. */
 export async function startCoreTunnelWorker(ingestOrigin: string): Promise<BenchWorker> {
-  // Under the project (workerd refuses paths above it), outside build/, which is deployed.
-  const outfile = `${root}.cache/bench/core-tunnel.js`;
-  await build({
-    entryPoints: [`${root}test/bench/fixtures/core-tunnel.ts`],
-    outfile,
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    conditions: ["workerd", "worker", "browser"],
-    mainFields: ["browser", "module", "main"],
-    logLevel: "error",
-  });
+  const outfile = await bundleForWorkerd("test/bench/fixtures/core-tunnel.ts");
   return started(
     new Miniflare({
       rootPath: root,

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
+import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 
@@ -133,4 +134,25 @@ function spoolBindings(queues: QueueSettings, buckets: BucketSettings[]) {
     ),
     r2Buckets: Object.fromEntries(buckets.map(({ binding, bucket_name }) => [binding, bucket_name])),
   };
+}
+
+/**
+ * Bundles a fixture Worker (a path under the project) as the app's build does, for workerd, and
+ * returns the bundle's path: under `.cache/` (workerd refuses paths above the project), outside
+ * `build/`, which is deployed.
+ */
+export async function bundleForWorkerd(entry: string): Promise<string> {
+  const outfile = `${root}.cache/fixtures/${entry.replaceAll("/", "-").replace(/\.ts$/, ".js")}`;
+  await build({
+    entryPoints: [`${root}${entry}`],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["browser", "module", "main"],
+    external: ["node:*", "cloudflare:*"],
+    logLevel: "error",
+  });
+  return outfile;
 }

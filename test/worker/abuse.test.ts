@@ -1,7 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { gunzipSync, gzipSync } from "node:zlib";
 
-import { build } from "esbuild";
 import fc from "fast-check";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -9,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildEnvelope, parseEnvelope } from "../support/envelopes";
 import { eventually, FakeIngest } from "../support/fake-ingest";
 import { fetchOnce } from "../support/http";
-import { APP_DSN, root, startWorker, wranglerCompatibility, type RunningWorker } from "../support/worker";
+import { APP_DSN, bundleForWorkerd, startWorker, wranglerCompatibility, type RunningWorker } from "../support/worker";
 
 const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 
@@ -234,7 +233,7 @@ describe("fuzzing the tunnel through workerd", () => {
 describe("a bug in the tunnel itself", () => {
   it("answers 500 and is reported by the Worker's own SDK, straight to Sentry, not through the tunnel", async () => {
     const ingest = await FakeIngest.start();
-    const script = await bundleFixture("broken-tunnel");
+    const script = await bundleForWorkerd("test/worker/fixtures/broken-tunnel.ts");
     const miniflare = new Miniflare({
       modules: [{ type: "ESModule", path: script }],
       ...wranglerCompatibility(),
@@ -265,21 +264,3 @@ describe("a bug in the tunnel itself", () => {
     }
   });
 });
-
-/** Bundles a fixture Worker from `test/worker/fixtures` as the app's build does: for workerd. */
-async function bundleFixture(name: string): Promise<string> {
-  // Under the project (workerd refuses paths above it), but outside build/, which is deployed.
-  const outfile = `${root}.cache/test-fixtures/${name}.js`;
-  await build({
-    entryPoints: [`${root}test/worker/fixtures/${name}.ts`],
-    outfile,
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    conditions: ["workerd", "worker", "browser"],
-    mainFields: ["browser", "module", "main"],
-    external: ["node:*", "cloudflare:*"],
-    logLevel: "error",
-  });
-  return outfile;
-}
