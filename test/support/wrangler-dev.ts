@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
+import { eventually } from "./fake-ingest";
 import { freePort } from "./http";
 import { root } from "./worker";
 
@@ -46,19 +47,19 @@ export async function startWranglerDev(vars: Record<string, string> = {}): Promi
 }
 
 async function waitUntilServing(origin: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
+  const serving = async () => {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output()}`);
     try {
       const response = await fetch(`${origin}/`, { signal: AbortSignal.timeout(2_000) });
       await response.body?.cancel();
-      if (response.status === 200) return;
+      return response.status === 200;
     } catch {
-      // Not listening yet.
+      return false; // Not listening yet.
     }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`wrangler dev did not serve ${origin} within 90 s:\n${output()}`);
+  };
+  await eventually(serving, 90_000, 250).catch((error: Error) => {
+    throw error.message.startsWith("wrangler dev exited") ? error : new Error(`wrangler dev did not serve ${origin} within 90 s:\n${output()}`);
+  });
 }
 
 function stopGroup(child: ChildProcess): void {

@@ -18,23 +18,17 @@ describe("with Spotlight as the local Sentry", () => {
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
     spotlight = spawn(`${root}node_modules/.bin/spotlight`, ["server", "--port", String(port)], { stdio: "ignore" });
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      try {
-        const response = await fetch(`${origin}/stream`, { signal: controller.signal });
-        void response.body!.pipeThrough(new TextDecoderStream()).pipeTo(
-          new WritableStream({
-            write(text) {
-              stream += text;
-            },
-          }),
-        ).catch(() => undefined);
-        break;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    }
+    // Spotlight's event stream, once it listens.
+    const subscribe = async () => {
+      const response = await fetch(`${origin}/stream`, { signal: controller.signal }).catch(() => undefined);
+      if (!response?.body) return false;
+      void response.body
+        .pipeThrough(new TextDecoderStream())
+        .pipeTo(new WritableStream({ write: (text) => void (stream += text) }))
+        .catch(() => undefined);
+      return true;
+    };
+    await eventually(subscribe, 20_000, 200);
     worker = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: origin });
   });
   afterAll(async () => {
