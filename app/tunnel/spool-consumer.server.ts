@@ -12,6 +12,8 @@ import { UNAVAILABLE_STATUSES, type TunnelSettings } from "./tunnel.server";
 const MAX_ENVELOPE_AGE_MS = 24 * 60 * 60 * 1000;
 /** The longest wait between two tries, whatever the attempt. */
 const MAX_BACKOFF_SECONDS = 60 * 60;
+/** The longest delay a queue message can be retried with. */
+const MAX_RETRY_DELAY_SECONDS = 24 * 60 * 60;
 
 /** What happened to one stored envelope, in the spool's log line. */
 type SpoolOutcome = "delivered" | "retried" | "dropped" | "expired" | "missing" | "poison";
@@ -77,7 +79,8 @@ export function createSpoolConsumer(
       message.ack();
       return { outcome, upstream_status: status, retry_in_s: null };
     };
-    const retry = (seconds: number, status: number | null = null) => {
+    const retry = (asked: number, status: number | null = null) => {
+      const seconds = Math.min(asked, MAX_RETRY_DELAY_SECONDS);
       message.retry({ delaySeconds: seconds });
       return { outcome: "retried" as const, upstream_status: status, retry_in_s: seconds };
     };
@@ -109,7 +112,8 @@ export function createSpoolConsumer(
         maxBytes: Number.POSITIVE_INFINITY,
         deadline,
       });
-      if (!forwarded.ok) return retry(backoffSeconds(message.attempts));
+      // A redirect is an answer, not an outage: the tunnel never follows one, now or later.
+      if (!forwarded.ok) return forwarded.reason === "upstream_redirect" ? forget("dropped") : retry(backoffSeconds(message.attempts));
       const { status, headers: answered } = forwarded.answer;
       if (status >= 200 && status < 300) return forget("delivered", status);
       if (status === 429) {

@@ -279,6 +279,18 @@ describe("the spool's consumer", () => {
     expect(ingest.arrivals).toBe(0);
   });
 
+  it("drops an envelope that Sentry answers with a redirect, which is never followed", async () => {
+    ingest.respondWith((_request, response) => {
+      response.writeHead(307, { location: `${ingest.origin}/elsewhere` });
+      response.end();
+    });
+    const seen = spoolLines(worker).length;
+    await enqueue({ receivedAt: Date.now(), body: new Uint8Array(built(50, false).sent) });
+    await eventually(() => spoolLines(worker).length > seen, 10_000);
+    expect(spoolLines(worker).slice(seen)).toEqual([expect.objectContaining({ outcome: "dropped" })]);
+    expect(ingest.deliveries.map((delivery) => delivery.url)).toEqual(["/api/4502/envelope/?hsts=0"]);
+  });
+
   it("drops an envelope that Sentry refuses with a 4xx, and retries one it answers 503", async () => {
     let answers = [400, 503, 200];
     ingest.respondWith((request, response, body) => {
