@@ -249,22 +249,24 @@ interface Metafile {
 }
 
 /** The scripts a page loads (module preloads and the entry's import), gzip-compressed, and Sentry's share. */
-export function clientJavaScript(html: string): { gzipBytes: number; sentryGzipBytes: number; files: string[] } {
+export function clientJavaScript(html: string): {
+  gzipBytes: number;
+  sentryGzipBytes: number;
+  files: string[];
+  /** Each script's gzip size, and Sentry's part of it, in bytes. */
+  chunks: { file: string; gzipBytes: number; sentryGzipBytes: number }[];
+} {
   const files = [...new Set([...html.matchAll(/(?:href="|import\(")(\/build\/[^"]+\.js)/g)].map((match) => match[1]!))];
   const metafile = JSON.parse(readFileSync(`${root}build/metafile.js.json`, "utf8")) as Metafile;
-  let gzipBytes = 0;
-  let sentryGzipBytes = 0;
-  for (const file of files) {
+  const chunks = files.map((file) => {
     const gz = gzipSync(readFileSync(`${root}public${file}`)).length;
-    gzipBytes += gz;
-    const output = metafile.outputs[`public${file}`];
-    if (!output) continue;
-    const inputs = Object.entries(output.inputs);
+    const inputs = Object.entries(metafile.outputs[`public${file}`]?.inputs ?? {});
     const total = inputs.reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
     const sentry = inputs.filter(([path]) => path.includes("node_modules/@sentry")).reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
-    if (total > 0) sentryGzipBytes += (gz * sentry) / total;
-  }
-  return { gzipBytes, sentryGzipBytes: Math.round(sentryGzipBytes), files };
+    return { file, gzipBytes: gz, sentryGzipBytes: total > 0 ? Math.round((gz * sentry) / total) : 0 };
+  });
+  const sum = (key: "gzipBytes" | "sentryGzipBytes") => chunks.reduce((total, chunk) => total + chunk[key], 0);
+  return { gzipBytes: sum("gzipBytes"), sentryGzipBytes: sum("sentryGzipBytes"), files, chunks };
 }
 
 export function workerBundleGzipBytes(): number {

@@ -146,6 +146,7 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
     figures.push(ratioFigure("SSR of /, against a static page of the same size", "req/s", await alternate(rate(tunnel, "/", ssr), rate(control, "/page", ssr))));
 
     const client = clientJavaScript(page);
+    console.table(client.chunks.map(({ file, gzipBytes, sentryGzipBytes }) => ({ Script: file, "gzip KB": (gzipBytes / 1024).toFixed(1), "Sentry's part, KB": (sentryGzipBytes / 1024).toFixed(1) })));
     figures.push({ figure: "Client JS loaded by /, gzip", unit: "KB", tunnel: client.gzipBytes / 1024, control: 130, ratio: client.gzipBytes / 1024, budget: { max: 130 } });
     figures.push({ figure: "Sentry's share of that (goal ≤ 45 KB)", unit: "KB", tunnel: client.sentryGzipBytes / 1024, control: 45, ratio: client.sentryGzipBytes / 1024 });
     const bundle = workerBundleGzipBytes() / 1024;

@@ -8,6 +8,8 @@ export default defineConfig({
     root: fileURLToPath(new URL("../..", import.meta.url)),
     include: ["test/bench/*.bench.ts"],
     testTimeout: 300_000,
+    // One benchmark at a time: two at once would share the two cores and skew both.
+    fileParallelism: false,
     hookTimeout: 120_000,
   },
 });
