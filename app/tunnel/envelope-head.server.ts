@@ -10,8 +10,8 @@ export type BodyChunk = Uint8Array<ArrayBuffer>;
 
 /**
  * Compressed bytes handed to the decompressor at a time. Deflate expands at most about 1032:1, so
- * one slice inflates to at most some 260 KiB: a bomb never gets to inflate more than that before
- * the line scanner has looked at the output and said stop.
+ * one slice inflates to at most some 16.5 KiB, and a bomb gets no further than a few slices ahead
+ * of the line scanner before it has looked at the output and said stop.
  */
 const INFLATE_SLICE_BYTES = 16;
 

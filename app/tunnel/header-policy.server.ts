@@ -57,8 +57,10 @@ export function upstreamRequestHeaders(
 export function returnedResponseHeaders(upstream: Headers): Headers {
   const headers = new Headers(TUNNEL_RESPONSE_HEADERS);
   const type = upstream.get("content-type");
-  const mediaType = type?.split(";", 1)[0]!.trim().toLowerCase();
-  if (type !== null) headers.set("content-type", INERT_MEDIA_TYPES.has(mediaType!) ? type : "text/plain; charset=utf-8");
+  if (type !== null) {
+    const mediaType = type.split(";", 1)[0]!.trim().toLowerCase();
+    headers.set("content-type", INERT_MEDIA_TYPES.has(mediaType) ? type : "text/plain; charset=utf-8");
+  }
   for (const name of RETURNED_UPSTREAM_HEADERS) {
     const value = upstream.get(name);
     if (value !== null) headers.set(name, value);
