@@ -2,41 +2,53 @@
  * One deadline per request, from its arrival to the last byte of the tunnel's answer: receiving the
  * body, forwarding it and reading Sentry's answer all race the same timer.
  *
- * One controller and one timer, cleared when the request ends, rather than a timeout signal joined
- * to an abort signal (the profiler showed those signals' listeners at some 4 % of the tunnel's CPU).
+ * One timer, cleared when the request ends. Races join one promise rather than listening on an
+ * abort signal, and the signal exists only for the forwards that need one (a streamed body): the
+ * A/B in `test/bench/NOTES.md` (entry 11) found a signal on every `fetch` the dearest part of the
+ * deadline.
  */
 export class Deadline {
-  private readonly controller = new AbortController();
+  private controller: AbortController | undefined;
   private readonly timer: ReturnType<typeof setTimeout>;
+  private readonly over: Promise<never>;
+  private stop!: (reason: unknown) => void;
+  private reason: unknown;
   /** The time ran out (as opposed to the body failing). */
   passed = false;
+  /** The exchange ended early: the time ran out, or the body failed. */
+  stopped = false;
 
   constructor(timeoutMs: number) {
+    this.over = new Promise<never>((_, reject) => (this.stop = reject));
+    // Rejects for every exchange cut short, raced or not: nobody has to be listening.
+    this.over.catch(() => {});
     this.timer = setTimeout(() => {
       this.passed = true;
-      this.controller.abort(new DOMException("The tunnel's deadline passed", "TimeoutError"));
+      this.cut(new DOMException("The tunnel's deadline passed", "TimeoutError"));
     }, timeoutMs);
   }
 
-  /** Aborts when the time runs out or the exchange is {@link cut}: give it to the upstream fetch. */
+  /** Aborts when the time runs out or the exchange is {@link cut}: give it to a fetch whose body streams. */
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.stopped) this.controller.abort(this.reason);
+    }
     return this.controller.signal;
   }
 
   /** The body failed: end the exchange now, so the upstream request is aborted rather than completed. */
   cut(reason: unknown): void {
-    this.controller.abort(reason);
+    if (this.stopped) return;
+    this.stopped = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    this.stop(reason);
   }
 
   /** Settles as `work` does, or rejects as soon as the exchange ends first. */
   race<T>(work: Promise<T>): Promise<T> {
-    const { signal } = this;
-    return new Promise((resolve, reject) => {
-      const expire = () => reject(signal.reason);
-      if (signal.aborted) return expire();
-      signal.addEventListener("abort", expire, { once: true });
-      work.then(resolve, reject).finally(() => signal.removeEventListener("abort", expire));
-    });
+    return Promise.race([work, this.over]);
   }
 
   end(): void {
@@ -63,7 +75,7 @@ export type EarlyEnd = "body_timeout" | "body_incomplete" | "envelope_too_large"
  * for the client's fault.
  */
 export function earlyEnd(phase: Phase, deadline: Deadline, body: BodyProgress = { complete: false, tooLarge: false }): EarlyEnd {
-  const cut = deadline.signal.aborted && !deadline.passed;
+  const cut = deadline.stopped && !deadline.passed;
   switch (phase) {
     case "receiving":
       return deadline.passed ? "body_timeout" : "body_incomplete";

@@ -51,15 +51,13 @@ type ForwardResult = { ok: true; answer: UpstreamAnswer; bytes: number } | { ok:
 export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardResult> {
   const { deadline } = forward;
   const body = outgoingBody(forward);
+  const init: RequestInit = { method: "POST", headers: forward.headers, body: body.stream, redirect: "manual" };
   let response: Response;
   try {
-    response = await upstreamFetch(forward.url, {
-      method: "POST",
-      headers: forward.headers,
-      body: body.stream,
-      redirect: "manual",
-      signal: deadline.signal,
-    });
+    // A streamed body needs the signal, so that a failing body aborts the request rather than
+    // ending it. A body in hand cannot fail: the request only races the deadline, and if that
+    // passes first, workerd cancels it when the invocation ends.
+    response = await (forward.rest ? upstreamFetch(forward.url, { ...init, signal: deadline.signal }) : deadline.race(upstreamFetch(forward.url, init)));
   } catch {
     // Nothing here waits on the client's body, which may be stalled: the answer goes out now.
     const reason = earlyEnd("forwarding", deadline, { complete: body.complete(), tooLarge: body.tooLarge() });

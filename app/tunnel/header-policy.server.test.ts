@@ -55,7 +55,7 @@ describe("returnedResponseHeaders", () => {
       "content-security-policy": "default-src *",
       server: "nginx",
     });
-    expect(Object.fromEntries(returnedResponseHeaders(upstream))).toEqual({
+    expect(returnedResponseHeaders(upstream)).toEqual({
       "content-type": "application/json",
       "retry-after": "60",
       "x-sentry-rate-limits": "60:error;transaction:organization",
@@ -74,7 +74,7 @@ describe("returnedResponseHeaders", () => {
     ["application/xhtml+xml", "text/plain; charset=utf-8"],
     ["TEXT/HTML", "text/plain; charset=utf-8"],
   ])("serves an answer of type %s as %s", (type, served) => {
-    expect(returnedResponseHeaders(new Headers({ "content-type": type })).get("content-type")).toBe(served);
+    expect(returnedResponseHeaders(new Headers({ "content-type": type }))["content-type"]).toBe(served);
   });
 });
 

@@ -7,14 +7,14 @@
  * What Relay uses from the browser: the client's identity for inbound filters and for the event's
  * request data. Client hints by exact name: a prefix would let any `sec-ch-ua-…` header through.
  */
-const FORWARDED_CLIENT_HEADERS = new Set([
+const FORWARDED_CLIENT_HEADERS = [
   "user-agent",
   "origin",
   "referer",
   "sec-ch-ua",
   "sec-ch-ua-mobile",
   "sec-ch-ua-platform",
-]);
+];
 
 /** What the browser SDK needs from Sentry's answer: its rate-limit back-off reads these. */
 const RETURNED_UPSTREAM_HEADERS = ["retry-after", "x-sentry-rate-limits"];
@@ -37,8 +37,10 @@ export function upstreamRequestHeaders(
   const headers: Record<string, string> = { "content-type": "application/x-sentry-envelope" };
   if (encoding !== "identity") headers["content-encoding"] = encoding;
   if (contentLength !== undefined) headers["content-length"] = String(contentLength);
-  for (const [name, value] of client) {
-    if (FORWARDED_CLIENT_HEADERS.has(name)) headers[name] = value;
+  // Asked by name: walking every header a browser sends costs five times as much in workerd.
+  for (const name of FORWARDED_CLIENT_HEADERS) {
+    const value = client.get(name);
+    if (value !== null) headers[name] = value;
   }
   // Relay takes the event's IP from these; without them every user would appear at the Worker's address.
   const clientIp = client.get("cf-connecting-ip");
@@ -54,16 +56,16 @@ export function upstreamRequestHeaders(
  * and a type no browser renders or runs, so that an answer which is not Sentry's own (an HTML
  * error page from a proxy in between, say) stays inert text.
  */
-export function returnedResponseHeaders(upstream: Headers): Headers {
-  const headers = new Headers(TUNNEL_RESPONSE_HEADERS);
+export function returnedResponseHeaders(upstream: Headers): Record<string, string> {
+  const headers: Record<string, string> = { ...TUNNEL_RESPONSE_HEADERS };
   const type = upstream.get("content-type");
   if (type !== null) {
     const mediaType = type.split(";", 1)[0]!.trim().toLowerCase();
-    headers.set("content-type", INERT_MEDIA_TYPES.has(mediaType) ? type : "text/plain; charset=utf-8");
+    headers["content-type"] = INERT_MEDIA_TYPES.has(mediaType) ? type : "text/plain; charset=utf-8";
   }
   for (const name of RETURNED_UPSTREAM_HEADERS) {
     const value = upstream.get(name);
-    if (value !== null) headers.set(name, value);
+    if (value !== null) headers[name] = value;
   }
   return headers;
 }

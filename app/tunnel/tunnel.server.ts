@@ -1,5 +1,5 @@
 import { tunnelDataPoint } from "./analytics.server";
-import { clientKey } from "./client-key.server";
+import { createClientLimiter } from "./client-limiter.server";
 import { corsHeadersFor, PREFLIGHT_HEADERS } from "./cors.server";
 import { Deadline, earlyEnd, type EarlyEnd } from "./deadline.server";
 import type { Dsn } from "./dsn.server";
@@ -48,7 +48,7 @@ export interface TunnelSettings {
 
 /** What the tunnel uses besides its settings; every part is optional. */
 export interface TunnelRuntime {
-  /** Workers Rate Limiting, keyed by the client's address. */
+  /** Workers Rate Limiting, keyed by the client's address; a client it refused is refused without asking again until its window ends. */
   rateLimiter?: Pick<RateLimit, "limit">;
   /** Workers Analytics Engine: one data point per request. */
   analytics?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
@@ -137,6 +137,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
   const partners: ReadonlySet<string> = new Set(settings.allowedOrigins);
   const { rateLimiter, analytics, log = logToConsole, reportError, spool, limits = new SentryLimits(), spoolStats } = runtime;
+  const clientAllowed = rateLimiter && createClientLimiter(rateLimiter, settings.rateLimitPeriodSeconds);
   const breakers = new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker()]));
   const period = String(settings.rateLimitPeriodSeconds);
   // Sentry's own header: no categories means every category, so the SDK holds back everything.
@@ -151,7 +152,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
 
   /** Every check that needs no body, cheapest and most telling first; the limiter sees every request. */
   async function admit(request: Request): Promise<Handled | TunnelQuery> {
-    if (rateLimiter && !(await withinRateLimit(rateLimiter, request))) return refuse("rate_limited", limitedHeaders);
+    if (clientAllowed && !(await clientAllowed(request.headers.get("cf-connecting-ip")))) return refuse("rate_limited", limitedHeaders);
     const url = new URL(request.url);
     if (url.pathname !== TUNNEL_PATH) return refuse("not_found");
 
@@ -300,16 +301,6 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
 
 function logToConsole(line: TunnelLogLine): void {
   console.log(JSON.stringify(line));
-}
-
-/** A limiter that fails lets the envelope through: losing monitoring is worse than a missed limit. */
-async function withinRateLimit(rateLimiter: NonNullable<TunnelRuntime["rateLimiter"]>, request: Request): Promise<boolean> {
-  try {
-    const { success } = await rateLimiter.limit({ key: clientKey(request.headers.get("cf-connecting-ip")) });
-    return success;
-  } catch {
-    return true;
-  }
 }
 
 type HeadRead = HeadResult | { ok: false; reason: EarlyEnd };

@@ -33,7 +33,11 @@ interface Figure {
   budget?: { max?: number; min?: number };
 }
 
-/** Tunnel and control take turns, the first place swapping each round, and the median of each counts. */
+/**
+ * Tunnel and control take turns, the first place swapping each round. The figures are the median of
+ * each side, and the median of the rounds' ratios: the machine's speed drifts between rounds by
+ * more than the differences measured.
+ */
 async function alternate(measureTunnel: () => Promise<number>, measureControl: () => Promise<number>, rounds = ROUNDS) {
   const tunnel: number[] = [];
   const control: number[] = [];
@@ -45,11 +49,11 @@ async function alternate(measureTunnel: () => Promise<number>, measureControl: (
     if (round % 2 === 1) pair.reverse();
     for (const [into, measure] of pair) into.push(await measure());
   }
-  return { tunnel: median(tunnel), control: median(control) };
+  return { tunnel: median(tunnel), control: median(control), ratio: median(tunnel.map((value, round) => value / control[round]!)) };
 }
 
-function ratioFigure(figure: string, unit: string, values: { tunnel: number; control: number }, budget?: Figure["budget"]): Figure {
-  return { figure, unit, ...values, ratio: values.tunnel / values.control, budget };
+function ratioFigure(figure: string, unit: string, values: { tunnel: number; control: number; ratio: number }, budget?: Figure["budget"]): Figure {
+  return { figure, unit, ...values, budget };
 }
 
 function verdict({ ratio, budget }: Pick<Figure, "ratio" | "budget">): string {
