@@ -163,12 +163,14 @@ export interface TunnelWorkerOptions {
    * stand-in counting in the isolate.
    */
   rateLimiter?: "binding" | "in-isolate";
+  /** Another build of the Worker than `build/index.js` (`npm run bench:builds`). */
+  build?: string;
 }
 
 /** The app's build, as `wrangler.toml` deploys it but for the bindings chosen. */
 export async function startTunnelWorker(
   ingestOrigin: string,
-  { spool = false, router = true, rateLimiter }: TunnelWorkerOptions = {},
+  { spool = false, router = true, rateLimiter, build = `${root}build/index.js` }: TunnelWorkerOptions = {},
 ): Promise<BenchWorker> {
   const spoolBindings = {
     queueProducers: { TUNNEL_SPOOL: { queueName: "tunnel-spool" } },
@@ -186,7 +188,7 @@ export async function startTunnelWorker(
         {
           name: "tunnel",
           rootPath: root,
-          modules: [{ type: "ESModule", path: `${root}build/index.js` }],
+          modules: [{ type: "ESModule", path: build }],
           compatibilityDate,
           compatibilityFlags,
           bindings: {
@@ -199,7 +201,8 @@ export async function startTunnelWorker(
           ...(rateLimiter ? limiters[rateLimiter] : {}),
           ...(router ? ASSET_ROUTER : {}),
         },
-        { name: "in-isolate-limiter", modules: true, script: IN_ISOLATE_LIMITER, compatibilityDate },
+        // Miniflare refuses a compatibility date on a wrapped binding's Worker: it runs under the tunnel's.
+        { name: "in-isolate-limiter", modules: true, script: IN_ISOLATE_LIMITER },
       ],
     }),
   );

@@ -131,4 +131,5 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
     for (const { worker } of candidates) await worker.dispose();
     await ingest.stop();
   }
-});
+  // Seven candidates, four sizes and the 15 MiB latency, five rounds each: some seven minutes.
+}, 720_000);

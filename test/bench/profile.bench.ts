@@ -37,9 +37,10 @@ async function devtools(url: string) {
 }
 
 /**
- * `npm run bench:profile`: samples the tunnel's isolate under a 10 KB load and prints where its
- * own CPU goes, by function (minified names: look them up in build/index.js at line:column). The
- * inspector is attached, so `console.log` costs far more here than without it.
+ * `npm run bench:profile`: samples the tunnel's isolate under a load of 10 KB envelopes (or of
+ * `BENCH_SIZE` bytes) and prints where its own CPU goes, by function (minified names: look them up
+ * in build/index.js at line:column). The inspector is attached, so `console.log` costs far more
+ * here than without it.
  */
 it("profiles the tunnel's isolate", async () => {
   const ingest = await startDrainingIngest();
@@ -57,7 +58,9 @@ it("profiles the tunnel's isolate", async () => {
   });
   try {
     const { origin } = await miniflare.ready;
-    const load = { url: `${origin}/monitoring?o=4501&p=4502&r=us`, body: envelopeOf(10 * 1024, "event"), connections: 16 };
+    const size = Number(process.env.BENCH_SIZE ?? 10 * 1024);
+    const streamed = size > 64 * 1024;
+    const load = { url: `${origin}/monitoring?o=4501&p=4502&r=us`, body: envelopeOf(size, streamed ? "attachment" : "event"), connections: streamed ? 4 : 16 };
     await runLoad({ ...load, seconds: 1 });
 
     const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { title: string; webSocketDebuggerUrl: string }[];

@@ -1,0 +1,63 @@
+import { existsSync, readdirSync } from "node:fs";
+
+import { it } from "vitest";
+
+import { root } from "../support/worker";
+import { cpuMilliseconds, envelopeOf, median, startControlWorker, startDrainingIngest, startTunnelWorker, type BenchWorker } from "./measure";
+import { ensureWrk, runLoad } from "./wrk";
+
+const BUILDS = `${root}.bench-builds`;
+const SIZE = Number(process.env.BENCH_SIZE ?? 10 * 1024);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const SECONDS = 2;
+
+/**
+ * `npm run bench:builds`: two or more builds of the Worker side by side in one run, each against a
+ * bare pass-through in the same round: an A/B of a change, which two separate runs on this
+ * machine cannot resolve. Put each build's `index.js` in `.bench-builds/<name>/`, for example
+ * `npm run build && mkdir -p .bench-builds/after && cp build/index.js .bench-builds/after/`.
+ * `BENCH_SIZE` (bytes, 10 KB by default) and `BENCH_ROUNDS` (7) choose the load.
+ */
+it("compares builds of the Worker against a bare pass-through, round by round", async () => {
+  if (!existsSync(BUILDS)) throw new Error(`no builds to compare: put each in ${BUILDS}/<name>/index.js`);
+  ensureWrk();
+  const ingest = await startDrainingIngest();
+  const candidates: { name: string; worker: BenchWorker; path: string }[] = [
+    { name: "bare pass-through (the control)", worker: await startControlWorker(ingest.origin, "", false), path: "/" },
+  ];
+  try {
+    for (const name of readdirSync(BUILDS).sort()) {
+      const worker = await startTunnelWorker(ingest.origin, { router: false, build: `${BUILDS}/${name}/index.js` });
+      candidates.push({ name, worker, path: "/monitoring?o=4501&p=4502&r=us" });
+    }
+    const body = envelopeOf(SIZE, SIZE > 64 * 1024 ? "attachment" : "event");
+    const connections = SIZE > 64 * 1024 ? 4 : 16;
+    for (const { worker, path } of candidates) await runLoad({ url: `${worker.origin}${path}`, body, connections, seconds: 1 });
+
+    const rates = new Map<string, number[]>();
+    const cpu = new Map<string, number[]>();
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const { name, worker, path } of candidates.map((_, index) => candidates[(index + round) % candidates.length]!)) {
+        const before = cpuMilliseconds(worker.pid);
+        const { requests, perSecond } = await runLoad({ url: `${worker.origin}${path}`, body, connections, seconds: SECONDS });
+        rates.set(name, [...(rates.get(name) ?? []), perSecond]);
+        cpu.set(name, [...(cpu.get(name) ?? []), (cpuMilliseconds(worker.pid) - before) / requests]);
+      }
+    }
+
+    const paired = (name: string, against: string) => median(rates.get(name)!.map((rate, round) => rate / rates.get(against)![round]!));
+    const first = candidates[1]?.name;
+    console.table(
+      candidates.map(({ name }) => ({
+        Build: name,
+        "req/s against the control": paired(name, candidates[0]!.name).toFixed(3),
+        [`req/s against ${first}`]: first ? paired(name, first).toFixed(3) : "",
+        "CPU per envelope, ms": median(cpu.get(name)!).toFixed(3),
+        "CPU per round, ms": cpu.get(name)!.map((value) => value.toFixed(2)).join(" "),
+      })),
+    );
+  } finally {
+    for (const { worker } of candidates) await worker.dispose();
+    await ingest.stop();
+  }
+});
