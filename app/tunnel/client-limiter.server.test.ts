@@ -39,7 +39,7 @@ describe("createClientLimiter", () => {
     expect(binding.calls).toBe(6);
   });
 
-  it("keys IPv6 clients by their /64, as the binding does", async () => {
+  it("remembers an IPv6 client by its /64", async () => {
     const binding = countingBinding(0);
     const allows = createClientLimiter(binding, 10, () => 0);
     expect(await allows("2001:db8:1:2::1")).toBe(false);

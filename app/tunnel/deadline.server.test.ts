@@ -38,4 +38,26 @@ describe("earlyEnd", () => {
     await expect(pending).rejects.toThrow("the body failed");
     deadline.end();
   });
+
+  it("aborts its signal when cut, whether the signal was taken before or after", () => {
+    const early = new Deadline(60_000);
+    const taken = early.signal;
+    early.cut(new Error("the body failed"));
+    expect(taken.aborted).toBe(true);
+
+    const late = new Deadline(60_000);
+    late.cut(new Error("the body failed"));
+    expect(late.signal.aborted).toBe(true);
+    expect(late.signal.reason).toEqual(new Error("the body failed"));
+    early.end();
+    late.end();
+  });
+
+  it("passes: races reject, the signal aborts, and the early end is the deadline's", async () => {
+    const deadline = new Deadline(5);
+    const taken = deadline.signal;
+    await expect(deadline.race(new Promise(() => {}))).rejects.toMatchObject({ name: "TimeoutError" });
+    expect(taken.aborted).toBe(true);
+    expect(earlyEnd("answering", deadline)).toBe("upstream_timeout");
+  });
 });

@@ -94,15 +94,19 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
       ),
     );
     // The spool path: Sentry answers 503, so after three failures every envelope goes straight to the queue.
+    // Under this load a few envelopes in a thousand are answered only after 1 to 3 s, with and
+    // without issue 11's changes: Miniflare's queue and its consumer share this workerd. That is a
+    // slow tail, not a failed envelope, so only a request unanswered after 10 s counts as one here.
     const down = await startDrainingIngest(true);
     const spooling = await startTunnelWorker(down.origin, { spool: true });
+    const spooled = { ...small, timeoutSeconds: 10 };
     try {
       await requestsPerSecond({ url: `${spooling.origin}/monitoring${TUNNEL_QUERY}`, body: small.body, connections: 8, seconds: 1 });
       figures.push(
         ratioFigure(
           "workerd CPU per 10 KB envelope spooled (Sentry answering 503), against the live forward",
           "ms",
-          await alternate(cpuPerRequest(spooling, `/monitoring${TUNNEL_QUERY}`, small), cpuPerRequest(tunnel, `/monitoring${TUNNEL_QUERY}`, small)),
+          await alternate(cpuPerRequest(spooling, `/monitoring${TUNNEL_QUERY}`, spooled), cpuPerRequest(tunnel, `/monitoring${TUNNEL_QUERY}`, small)),
         ),
       );
     } finally {

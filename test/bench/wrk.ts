@@ -19,6 +19,8 @@ export interface Load {
   body?: Buffer;
   connections: number;
   seconds: number;
+  /** A request taking longer than this counts as failed (wrk's default: 2 s). */
+  timeoutSeconds?: number;
 }
 
 const scripts = mkdtempSync(join(tmpdir(), "bench-wrk-"));
@@ -34,7 +36,7 @@ export async function requestsPerSecond(load: Load): Promise<number> {
 }
 
 export async function runLoad(load: Load): Promise<LoadResult> {
-  const args = ["-t", "1", "-c", String(load.connections), "-d", `${load.seconds}s`, "--latency"];
+  const args = ["-t", "1", "-c", String(load.connections), "-d", `${load.seconds}s`, "--timeout", `${load.timeoutSeconds ?? 2}s`, "--latency"];
   if (load.body) {
     const bodyFile = join(scripts, `body-${load.body.length}`);
     writeFileSync(bodyFile, load.body);
