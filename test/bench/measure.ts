@@ -202,7 +202,7 @@ export async function startTunnelWorker(
           ...(router ? ASSET_ROUTER : {}),
         },
         // Miniflare refuses a compatibility date on a wrapped binding's Worker: it runs under the tunnel's.
-        { name: "in-isolate-limiter", modules: true, script: IN_ISOLATE_LIMITER },
+        ...(rateLimiter === "in-isolate" ? [{ name: "in-isolate-limiter", modules: true, script: IN_ISOLATE_LIMITER }] : []),
       ],
     }),
   );

@@ -39,7 +39,8 @@ interface Candidate {
  * `npm run bench:peers`: the tunnel's own cost, side by side with its peers, all in workerd and
  * none behind the asset router (which Cloudflare does not charge to the Worker), against a bare
  * pass-through Worker. Every candidate runs in each round, in a rotating order; each figure is the
- * median over rounds of its ratio to the control in the same round.
+ * median over rounds of its ratio to the control in the same round. Seven candidates, four sizes
+ * and the 15 MiB latency, five rounds each: some seven minutes.
  */
 it("measures the tunnel and its peers against a bare pass-through, without the asset router", async () => {
   ensureWrk();
@@ -110,7 +111,8 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
     const budgets = [
       ["ours at 10 KB ≥ 0.90, and not below the examples' shape", ratio(candidates[4]!.name, "10 KB"), 0.9],
       ["ours at 1 MB ≥ 0.90", ratio(candidates[4]!.name, "1 MB"), 0.9],
-      ["ours with the limiter at 10 KB ≥ 0.80", ratio(candidates[5]!.name, "10 KB"), 0.8],
+      ["ours with the limiter at 10 KB ≥ 0.80, Miniflare's binding", ratio(candidates[5]!.name, "10 KB"), 0.8],
+      ["ours with the limiter at 10 KB ≥ 0.80, counting in the isolate", ratio(candidates[6]!.name, "10 KB"), 0.8],
     ] as const;
     for (const [budget, value, min] of budgets) console.log(`${value >= min ? "met" : "MISSED"}: ${budget} (${value.toFixed(2)})`);
     console.log(`memory growth over 20 × 15 MiB: ours ${oursGrowth.toFixed(1)} MB, control ${controlGrowth.toFixed(1)} MB (budget ≤ 16 MB)`);
@@ -131,5 +133,4 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
     for (const { worker } of candidates) await worker.dispose();
     await ingest.stop();
   }
-  // Seven candidates, four sizes and the 15 MiB latency, five rounds each: some seven minutes.
 }, 720_000);
