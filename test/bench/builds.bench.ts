@@ -3,7 +3,16 @@ import { existsSync, readdirSync } from "node:fs";
 import { it } from "vitest";
 
 import { root } from "../support/worker";
-import { cpuMilliseconds, envelopeOf, median, startControlWorker, startDrainingIngest, startTunnelWorker, type BenchWorker } from "./measure";
+import {
+  envelopeOf,
+  loadWithCpu,
+  median,
+  pairedRatio,
+  startControlWorker,
+  startDrainingIngest,
+  startTunnelWorker,
+  type BenchWorker,
+} from "./measure";
 import { ensureWrk, runLoad } from "./wrk";
 
 const BUILDS = `${root}.bench-builds`;
@@ -38,14 +47,13 @@ it("compares builds of the Worker against a bare pass-through, round by round", 
     const cpu = new Map<string, number[]>();
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const { name, worker, path } of candidates.map((_, index) => candidates[(index + round) % candidates.length]!)) {
-        const before = cpuMilliseconds(worker.pid);
-        const { requests, perSecond } = await runLoad({ url: `${worker.origin}${path}`, body, connections, seconds: SECONDS });
+        const { perSecond, cpuMsPerRequest } = await loadWithCpu(worker, { url: `${worker.origin}${path}`, body, connections, seconds: SECONDS });
         rates.set(name, [...(rates.get(name) ?? []), perSecond]);
-        cpu.set(name, [...(cpu.get(name) ?? []), (cpuMilliseconds(worker.pid) - before) / requests]);
+        cpu.set(name, [...(cpu.get(name) ?? []), cpuMsPerRequest]);
       }
     }
 
-    const paired = (name: string, against: string) => median(rates.get(name)!.map((rate, round) => rate / rates.get(against)![round]!));
+    const paired = (name: string, against: string) => pairedRatio(rates.get(name)!, rates.get(against)!);
     const first = candidates[1]?.name;
     console.table(
       candidates.map(({ name }) => ({

@@ -9,6 +9,7 @@ import { Miniflare } from "miniflare";
 
 import { fetchOnce } from "../support/http";
 import { APP_DSN, bundleForWorkerd, root, wranglerCompatibility } from "../support/worker";
+import { runLoad, type Load } from "./wrk";
 
 export const MiB = 1024 * 1024;
 
@@ -248,7 +249,7 @@ export async function startCoreTunnelWorker(ingestOrigin: string): Promise<Bench
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** CPU time the process has used so far, user and system, in milliseconds. */
-export function cpuMilliseconds(pid: number): number {
+function cpuMilliseconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // Fields 14 and 15 of /proc/<pid>/stat (utime, stime), counted after the ")" of the name.
@@ -271,6 +272,21 @@ export async function postTimed(url: string, body: Buffer): Promise<number> {
   await response.arrayBuffer();
   if (response.status !== 200) throw new Error(`POST ${url} answered ${response.status}`);
   return performance.now() - started;
+}
+
+/** A wrk load against one Worker: its rate of 2xx answers, and workerd's CPU per request meanwhile. */
+export async function loadWithCpu(worker: BenchWorker, load: Load): Promise<{ perSecond: number; cpuMsPerRequest: number }> {
+  const before = cpuMilliseconds(worker.pid);
+  const { requests, perSecond } = await runLoad(load);
+  return { perSecond, cpuMsPerRequest: (cpuMilliseconds(worker.pid) - before) / requests };
+}
+
+/**
+ * The median of each round's ratio of `values` to `controls`, measured in the same round: the
+ * machine's speed drifts between rounds by more than the differences measured.
+ */
+export function pairedRatio(values: readonly number[], controls: readonly number[]): number {
+  return median(values.map((value, round) => value / controls[round]!));
 }
 
 export function median(values: readonly number[]): number {

@@ -4,9 +4,10 @@ import { it } from "vitest";
 
 import { root } from "../support/worker";
 import {
-  cpuMilliseconds,
   envelopeOf,
+  loadWithCpu,
   median,
+  pairedRatio,
   MiB,
   postTimed,
   residentMegabytes,
@@ -17,7 +18,7 @@ import {
   startTunnelWorker,
   type BenchWorker,
 } from "./measure";
-import { ensureWrk, requestsPerSecond, runLoad } from "./wrk";
+import { ensureWrk, requestsPerSecond } from "./wrk";
 
 const ROUNDS = 5;
 const SECONDS = 2;
@@ -76,10 +77,9 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
       for (const [label, size, type, connections] of SIZES) {
         const body = envelopeOf(size, type);
         for (const { name, worker, path } of order) {
-          const before = cpuMilliseconds(worker.pid);
-          const { requests, perSecond } = await runLoad({ url: `${worker.origin}${path}`, body, connections, seconds: SECONDS });
+          const { perSecond, cpuMsPerRequest } = await loadWithCpu(worker, { url: `${worker.origin}${path}`, body, connections, seconds: SECONDS });
           push(rates, `${name}|${label}`, perSecond);
-          if (label === "10 KB") push(cpu, name, (cpuMilliseconds(worker.pid) - before) / requests);
+          if (label === "10 KB") push(cpu, name, cpuMsPerRequest);
         }
       }
       for (const { name, worker, path } of order) {
@@ -97,9 +97,6 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
     const controlGrowth = await growth(candidates[0]!);
 
     const control = candidates[0]!.name;
-    // Each measurement against the control's in the same round, then the median of those: the
-    // machine's speed drifts between rounds by more than the differences measured here.
-    const pairedRatio = (values: number[], controls: number[]) => median(values.map((value, index) => value / controls[index]!));
     const ratio = (name: string, label: string) => pairedRatio(rates.get(`${name}|${label}`)!, rates.get(`${control}|${label}`)!);
     const rows = candidates.map(({ name }) => ({
       Candidate: name,

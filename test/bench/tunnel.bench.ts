@@ -6,9 +6,10 @@ import { fetchOnce } from "../support/http";
 import { root } from "../support/worker";
 import {
   clientJavaScript,
-  cpuMilliseconds,
   envelopeOf,
+  loadWithCpu,
   median,
+  pairedRatio,
   MiB,
   postTimed,
   residentMegabytes,
@@ -18,7 +19,7 @@ import {
   workerBundleGzipBytes,
   type BenchWorker,
 } from "./measure";
-import { ensureWrk, requestsPerSecond, runLoad, type Load } from "./wrk";
+import { ensureWrk, requestsPerSecond, type Load } from "./wrk";
 
 const ROUNDS = 3;
 const SECONDS = 3;
@@ -33,11 +34,7 @@ interface Figure {
   budget?: { max?: number; min?: number };
 }
 
-/**
- * Tunnel and control take turns, the first place swapping each round. The figures are the median of
- * each side, and the median of the rounds' ratios: the machine's speed drifts between rounds by
- * more than the differences measured.
- */
+/** Tunnel and control take turns, the first place swapping each round: the median of each side, and their paired ratio. */
 async function alternate(measureTunnel: () => Promise<number>, measureControl: () => Promise<number>, rounds = ROUNDS) {
   const tunnel: number[] = [];
   const control: number[] = [];
@@ -49,7 +46,7 @@ async function alternate(measureTunnel: () => Promise<number>, measureControl: (
     if (round % 2 === 1) pair.reverse();
     for (const [into, measure] of pair) into.push(await measure());
   }
-  return { tunnel: median(tunnel), control: median(control), ratio: median(tunnel.map((value, round) => value / control[round]!)) };
+  return { tunnel: median(tunnel), control: median(control), ratio: pairedRatio(tunnel, control) };
 }
 
 function ratioFigure(figure: string, unit: string, values: { tunnel: number; control: number; ratio: number }, budget?: Figure["budget"]): Figure {
@@ -73,11 +70,8 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
     const rate = (worker: BenchWorker, path: string, load: Omit<Load, "url">) => () =>
       requestsPerSecond({ url: `${worker.origin}${path}`, ...load });
     // workerd's own CPU per request: what Cloudflare bills, and far steadier than throughput on two shared cores.
-    const cpuPerRequest = (worker: BenchWorker, path: string, load: Omit<Load, "url">) => async () => {
-      const before = cpuMilliseconds(worker.pid);
-      const { requests } = await runLoad({ url: `${worker.origin}${path}`, ...load });
-      return (cpuMilliseconds(worker.pid) - before) / requests;
-    };
+    const cpuPerRequest = (worker: BenchWorker, path: string, load: Omit<Load, "url">) => async () =>
+      (await loadWithCpu(worker, { url: `${worker.origin}${path}`, ...load })).cpuMsPerRequest;
 
     // Warm both isolates (and the JIT) before anything counts.
     for (const worker of [tunnel, control]) await requestsPerSecond({ url: `${worker.origin}/monitoring${TUNNEL_QUERY}`, body: envelopeOf(10_000, "event"), connections: 8, seconds: 1 }).catch(() => 0);
