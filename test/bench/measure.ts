@@ -139,8 +139,8 @@ const ASSET_ROUTER = { assets: { directory: `${root}public`, routerConfig: { has
 
 /**
  * A stand-in for the rate limiter that counts in the tunnel's own isolate, as a wrapped binding.
- * Miniflare's binding makes a subrequest to a Durable Object for every call, which production
- * does not: the gap between the two rows is the simulation's share of the limiter's price.
+ * Miniflare simulates the binding with a subrequest to a Durable Object for every call: the gap
+ * between the two rows is the simulation's share of the limiter's price.
  */
 const IN_ISOLATE_LIMITER = `
 export default function () {
