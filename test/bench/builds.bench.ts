@@ -4,7 +4,8 @@ import { it } from "vitest";
 
 import { root } from "../support/worker";
 import {
-  envelopeOf,
+  envelopeLoad,
+  inRotation,
   loadWithCpu,
   median,
   pairedRatio,
@@ -39,14 +40,13 @@ it("compares builds of the Worker against a bare pass-through, round by round", 
       const worker = await startTunnelWorker(ingest.origin, { router: false, build: `${BUILDS}/${name}/index.js` });
       candidates.push({ name, worker, path: "/monitoring?o=4501&p=4502&r=us" });
     }
-    const body = envelopeOf(SIZE, SIZE > 64 * 1024 ? "attachment" : "event");
-    const connections = SIZE > 64 * 1024 ? 4 : 16;
+    const { body, connections } = envelopeLoad(SIZE);
     for (const { worker, path } of candidates) await runLoad({ url: `${worker.origin}${path}`, body, connections, seconds: 1 });
 
     const rates = new Map<string, number[]>();
     const cpu = new Map<string, number[]>();
     for (let round = 0; round < ROUNDS; round += 1) {
-      for (const { name, worker, path } of candidates.map((_, index) => candidates[(index + round) % candidates.length]!)) {
+      for (const { name, worker, path } of inRotation(candidates, round)) {
         const { perSecond, cpuMsPerRequest } = await loadWithCpu(worker, { url: `${worker.origin}${path}`, body, connections, seconds: SECONDS });
         rates.set(name, [...(rates.get(name) ?? []), perSecond]);
         cpu.set(name, [...(cpu.get(name) ?? []), cpuMsPerRequest]);

@@ -54,6 +54,20 @@ export function envelopeOf(size: number, type: "event" | "attachment"): Buffer {
 }
 
 /**
+ * An envelope of `size` bytes and the connections to send it on: events up to the 64 KiB the tunnel
+ * reads whole, attachments past that, on fewer connections since each holds a large body.
+ */
+export function envelopeLoad(size: number): { body: Buffer; connections: number } {
+  const streamed = size > 64 * 1024;
+  return { body: envelopeOf(size, streamed ? "attachment" : "event"), connections: streamed ? 4 : 16 };
+}
+
+/** The items in round `round`'s order: each takes every place in turn, so none is always first. */
+export function inRotation<T>(items: readonly T[], round: number): T[] {
+  return items.map((_, index) => items[(index + round) % items.length]!);
+}
+
+/**
  * The physical limit the tunnel is measured against: a Worker that hands the body to `fetch` and
  * nothing else, deployed like the app (the same static assets in front of it, so both pay the
  * same asset check). `/page` serves a fixed page, the control for server rendering.

@@ -5,6 +5,7 @@ import { it } from "vitest";
 import { root } from "../support/worker";
 import {
   envelopeOf,
+  inRotation,
   loadWithCpu,
   median,
   pairedRatio,
@@ -73,7 +74,7 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
       await requestsPerSecond({ url: `${worker.origin}${path}`, body: envelopeOf(10 * 1024, "event"), connections: 8, seconds: 1 });
     }
     for (let round = 0; round < ROUNDS; round += 1) {
-      const order = candidates.map((_, index) => candidates[(index + round) % candidates.length]!);
+      const order = inRotation(candidates, round);
       for (const [label, size, type, connections] of SIZES) {
         const body = envelopeOf(size, type);
         for (const { name, worker, path } of order) {

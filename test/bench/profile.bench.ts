@@ -4,7 +4,7 @@ import { Miniflare } from "miniflare";
 import { it } from "vitest";
 
 import { APP_DSN, root, wranglerCompatibility } from "../support/worker";
-import { envelopeOf, startDrainingIngest } from "./measure";
+import { envelopeLoad, startDrainingIngest } from "./measure";
 import { freePort } from "../support/http";
 import { runLoad } from "./wrk";
 
@@ -58,9 +58,7 @@ it("profiles the tunnel's isolate", async () => {
   });
   try {
     const { origin } = await miniflare.ready;
-    const size = Number(process.env.BENCH_SIZE ?? 10 * 1024);
-    const streamed = size > 64 * 1024;
-    const load = { url: `${origin}/monitoring?o=4501&p=4502&r=us`, body: envelopeOf(size, streamed ? "attachment" : "event"), connections: streamed ? 4 : 16 };
+    const load = { url: `${origin}/monitoring?o=4501&p=4502&r=us`, ...envelopeLoad(Number(process.env.BENCH_SIZE ?? 10 * 1024)) };
     await runLoad({ ...load, seconds: 1 });
 
     const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { title: string; webSocketDebuggerUrl: string }[];
