@@ -10,6 +10,7 @@ describe("readConfig", () => {
     expect(config.sentry).toEqual({
       dsn: undefined,
       project: undefined,
+      publicKey: undefined,
       environment: "production",
       tracesSampleRate: 1,
       tracePropagationTargets: [],
@@ -23,6 +24,7 @@ describe("readConfig", () => {
       upstreamOrigin: undefined,
       rateLimitPeriodSeconds: 10,
       spoolRetrySeconds: 10,
+      securityReports: undefined,
     });
   });
 
@@ -39,6 +41,23 @@ describe("readConfig", () => {
       project: { org: "1", region: "us", projectId: "2" },
       workerEnvelopeUrl: "http://127.0.0.1:8969/api/2/envelope/?hsts=0",
     });
+  });
+
+  it.each([
+    [{}, false],
+    [{ SENTRY_ENVIRONMENT: "production" }, false],
+    [{ SENTRY_ENVIRONMENT: "production", SENTRY_SELF_TEST: "on" }, true],
+    [{ SENTRY_ENVIRONMENT: "production", SENTRY_SELF_TEST: " ON " }, true],
+    [{ SENTRY_ENVIRONMENT: "development" }, true],
+    [{ SENTRY_ENVIRONMENT: "staging" }, true],
+    [{ SENTRY_ENVIRONMENT: "development", SENTRY_SELF_TEST: "off" }, false],
+  ])("turns the self-test on only outside production unless told: %j gives %s", (env, on) => {
+    expect(readConfig(env).selfTest).toBe(on);
+  });
+
+  it("lets pages fetch from the origins they trace and the ones named for the CSP, each once", () => {
+    const config = readConfig({ SENTRY_TRACE_PROPAGATION_TARGETS: "https://api.example.com", CSP_CONNECT_ORIGINS: "https://api.example.com/, https://cdn.example.com" });
+    expect(config.connectOrigins).toEqual(["https://api.example.com", "https://cdn.example.com"]);
   });
 
   it("normalises origins", () => {
@@ -60,6 +79,8 @@ describe("readConfig", () => {
     ["SENTRY_TRACES_SAMPLE_RATE", "1.5"],
     ["SENTRY_TRACES_SAMPLE_RATE", "all"],
     ["SENTRY_TRACE_PROPAGATION_TARGETS", "api.example.com"],
+    ["SENTRY_SELF_TEST", "yes"],
+    ["CSP_CONNECT_ORIGINS", "api.example.com"],
   ] as const)("names %s when it is %j", (variable, value) => {
     let thrown: unknown;
     try {

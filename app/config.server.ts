@@ -1,3 +1,4 @@
+import { RELEASE } from "./release.generated";
 import { parseDsn, type Dsn } from "./tunnel/dsn.server";
 import type { TunnelSettings } from "./tunnel/tunnel.server";
 import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./tunnel/upstream-target.server";
@@ -6,6 +7,13 @@ import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./tunnel/upstre
 export interface AppConfig {
   sentry: SentryConfig;
   tunnel: TunnelSettings;
+  /**
+   * Whether `/sentry-example-page` and its loader page exist. They make the Worker report to Sentry
+   * on request, so in production they are off unless the operator turns them on.
+   */
+  selfTest: boolean;
+  /** Origins besides the app's own that pages may fetch from: the CSP's `connect-src`. */
+  connectOrigins: readonly string[];
 }
 
 export interface SentryConfig {
@@ -13,6 +21,8 @@ export interface SentryConfig {
   dsn: string | undefined;
   /** Which project that DSN reports to: the browser's tunnel path names it. */
   project: ProjectIdentity | undefined;
+  /** That DSN's public key, which the Worker's trace headers name. */
+  publicKey: string | undefined;
   environment: string;
   tracesSampleRate: number;
   /** Origins beyond the app's own that receive `sentry-trace` and `baggage`. */
@@ -28,6 +38,8 @@ export type ConfigEnv = Pick<
   | "SENTRY_ENVIRONMENT"
   | "SENTRY_TRACES_SAMPLE_RATE"
   | "SENTRY_TRACE_PROPAGATION_TARGETS"
+  | "SENTRY_SELF_TEST"
+  | "CSP_CONNECT_ORIGINS"
   | "TUNNEL_ALLOWED_DSNS"
   | "TUNNEL_ALLOWED_ORIGINS"
   | "TUNNEL_MAX_ENVELOPE_BYTES"
@@ -57,16 +69,20 @@ export function readConfig(env: Partial<ConfigEnv>): AppConfig {
   const ownDsn = optionalDsn(env, "SENTRY_DSN");
   const upstreamOrigin = optionalOrigin(env, "TUNNEL_UPSTREAM_ORIGIN");
   const extraDsns = list(env.TUNNEL_ALLOWED_DSNS).map((value) => dsn("TUNNEL_ALLOWED_DSNS", value));
+  const environment = text(env.SENTRY_ENVIRONMENT) || "production";
+  const tracePropagationTargets = list(env.SENTRY_TRACE_PROPAGATION_TARGETS).map((value) => origin("SENTRY_TRACE_PROPAGATION_TARGETS", value));
 
   return {
+    selfTest: onOrOff(env, "SENTRY_SELF_TEST", environment !== "production"),
+    // The APIs the page traces are APIs it calls.
+    connectOrigins: [...new Set([...tracePropagationTargets, ...list(env.CSP_CONNECT_ORIGINS).map((value) => origin("CSP_CONNECT_ORIGINS", value))])],
     sentry: {
       dsn: ownDsn?.text,
       project: ownDsn && projectOf(ownDsn),
-      environment: text(env.SENTRY_ENVIRONMENT) || "production",
+      publicKey: ownDsn?.publicKey,
+      environment,
       tracesSampleRate: sampleRate(env, "SENTRY_TRACES_SAMPLE_RATE", 1),
-      tracePropagationTargets: list(env.SENTRY_TRACE_PROPAGATION_TARGETS).map((value) =>
-        origin("SENTRY_TRACE_PROPAGATION_TARGETS", value),
-      ),
+      tracePropagationTargets,
       workerEnvelopeUrl: ownDsn && upstreamOrigin ? upstreamUrlFor(ownDsn, upstreamOrigin) : undefined,
     },
     tunnel: {
@@ -77,6 +93,7 @@ export function readConfig(env: Partial<ConfigEnv>): AppConfig {
       upstreamOrigin,
       rateLimitPeriodSeconds: positiveInteger(env, "TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
       spoolRetrySeconds: positiveInteger(env, "TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),
+      securityReports: ownDsn && { dsn: ownDsn, environment, release: RELEASE },
     },
   };
 }
@@ -130,6 +147,13 @@ function positiveInteger(env: Partial<ConfigEnv>, variable: keyof ConfigEnv, fal
     throw new ConfigError(variable, `must be a whole number above 0, got "${value}"`);
   }
   return Number(value);
+}
+
+function onOrOff(env: Partial<ConfigEnv>, variable: keyof ConfigEnv, fallback: boolean): boolean {
+  const value = text(env[variable]).toLowerCase();
+  if (value === "") return fallback;
+  if (value === "on" || value === "off") return value === "on";
+  throw new ConfigError(variable, `must be on or off (or empty for the default), got "${value}"`);
 }
 
 function sampleRate(env: Partial<ConfigEnv>, variable: keyof ConfigEnv, fallback: number): number {

@@ -1,8 +1,12 @@
-import type { AppLoadContext, EntryContext } from "@remix-run/cloudflare";
+import type { AppLoadContext, EntryContext, HandleDataRequestFunction } from "@remix-run/cloudflare";
 import { RemixServer } from "@remix-run/react";
 import { sentryHandleError } from "@sentry/remix/cloudflare";
 import { isbot } from "isbot";
 import { renderToReadableStream } from "react-dom/server";
+
+import { NonceProvider } from "./security/nonce";
+import { newNonce, pageSecurityHeaders } from "./security/page-security.server";
+import { SECURITY_REPORT_PATH } from "./tunnel/tunnel-path";
 
 /** Deferred data still pending after this is rejected, so a stalled render cannot hold the connection. */
 const ABORT_DELAY_MS = 5_000;
@@ -10,17 +14,22 @@ const ABORT_DELAY_MS = 5_000;
 /** Errors from loaders, actions and rendering go to Sentry; thrown Responses (404s, redirects) do not. */
 export const handleError = sentryHandleError;
 
+/** Every HTML answer, the 404 and 500 pages included, comes through here. */
 export default async function handleRequest(
   request: Request,
   responseStatusCode: number,
   responseHeaders: Headers,
   remixContext: EntryContext,
-  _loadContext: AppLoadContext,
+  loadContext: AppLoadContext,
 ) {
+  const nonce = newNonce();
   let status = responseStatusCode;
   const body = await renderToReadableStream(
-    <RemixServer context={remixContext} url={request.url} abortDelay={ABORT_DELAY_MS} />,
+    <NonceProvider value={nonce}>
+      <RemixServer context={remixContext} url={request.url} abortDelay={ABORT_DELAY_MS} nonce={nonce} />
+    </NonceProvider>,
     {
+      nonce,
       signal: AbortSignal.timeout(ABORT_DELAY_MS + 1_000),
       onError(error: unknown) {
         // Errors after the shell has been sent cannot change the status; log them for the operator.
@@ -35,6 +44,15 @@ export default async function handleRequest(
     await body.allReady;
   }
 
+  // Violations are reported through the tunnel to the app's own project, when there is one.
+  const reportUrl = loadContext.config.sentry.dsn ? new URL(SECURITY_REPORT_PATH, request.url).href : undefined;
+  for (const [name, value] of Object.entries(pageSecurityHeaders(nonce, reportUrl, loadContext.config.connectOrigins))) responseHeaders.set(name, value);
   responseHeaders.set("Content-Type", "text/html; charset=utf-8");
   return new Response(body, { headers: responseHeaders, status });
 }
+
+/** Loader and action data as JSON: never sniffed as anything else. */
+export const handleDataRequest: HandleDataRequestFunction = (response) => {
+  response.headers.set("X-Content-Type-Options", "nosniff");
+  return response;
+};

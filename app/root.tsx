@@ -18,6 +18,8 @@ import { browserMonitoringSettings } from "./monitoring/browser-settings.server"
 import { ErrorReference } from "./monitoring/error-reference";
 import { monitoringSummary } from "./monitoring/monitoring-summary.server";
 import { MonitoringSettingsScript } from "./monitoring/settings-script";
+import { NotFoundPage } from "./pages/not-found";
+import { useNonce } from "./security/nonce";
 import stylesheet from "./styles/app.css";
 
 export const links: LinksFunction = () => [
@@ -33,6 +35,7 @@ export function loader({ context }: LoaderFunctionArgs) {
     sentry: browserMonitoringSettings(context.config.sentry),
     sentryTrace: trace["sentry-trace"],
     sentryBaggage: trace.baggage,
+    selfTest: context.config.selfTest,
   };
 }
 
@@ -45,6 +48,7 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [
 
 export function Layout({ children }: { children: ReactNode }) {
   const root = useRouteLoaderData<typeof loader>("root");
+  const nonce = useNonce();
   return (
     <html lang="en">
       <head>
@@ -61,16 +65,18 @@ export function Layout({ children }: { children: ReactNode }) {
           <Link to="/" className="brand">
             Edge Monitoring Tunnel
           </Link>
-          <nav aria-label="Main">
-            <Link to="/sentry-example-page">Self-test</Link>
-          </nav>
+          {root?.selfTest && (
+            <nav aria-label="Main">
+              <Link to="/sentry-example-page">Self-test</Link>
+            </nav>
+          )}
         </header>
         <main id="main" tabIndex={-1}>
           {children}
         </main>
-        <ScrollRestoration />
-        <MonitoringSettingsScript settings={root?.sentry} />
-        <Scripts />
+        <ScrollRestoration nonce={nonce} />
+        <MonitoringSettingsScript settings={root?.sentry} nonce={nonce} />
+        <Scripts nonce={nonce} />
       </body>
     </html>
   );
@@ -86,6 +92,7 @@ export default withSentry(App);
 export function ErrorBoundary() {
   const error = useRouteError();
   const status = isRouteErrorResponse(error) ? error.status : 500;
+  if (status === 404) return <NotFoundPage />;
   return (
     <section className="card" aria-labelledby="error-title">
       <p className="eyebrow">Error {status}</p>

@@ -6,12 +6,14 @@ import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
 import { workerSentryOptions } from "../app/monitoring/worker-options.server";
+import { createClientLimiter } from "../app/tunnel/client-limiter.server";
 import { SentryLimits } from "../app/tunnel/sentry-limits.server";
 import { createSpoolConsumer } from "../app/tunnel/spool-consumer.server";
 import { SpoolStats } from "../app/tunnel/spool-stats.server";
-import { isTunnelPathSpelling } from "../app/tunnel/tunnel-path";
+import { isTunnelPathSpelling, SECURITY_REPORT_PATH } from "../app/tunnel/tunnel-path";
 import { createTunnel, tunnelBindings } from "../app/tunnel/tunnel.server";
 import { reportTunnelBug } from "./report-tunnel-bug";
+import { withOwnTrace } from "./own-trace";
 
 /**
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and
@@ -32,6 +34,13 @@ const tunnel = createTunnel(config.tunnel, {
   reportError: (error, request) => reportTunnelBug(workerSentryOptions(config), error, request),
 });
 
+/**
+ * The tunnel's per-client limit, for what else a client can make the Worker report: the
+ * self-test's errors and sampled traces the client claims. The same binding and key, so one count.
+ */
+const clientAllowed = createClientLimiter(startupEnv.TUNNEL_RATE_LIMITER, config.tunnel.rateLimitPeriodSeconds);
+const clientMayReport = (request: Request) => clientAllowed(request.headers.get("cf-connecting-ip"));
+
 const deliverSpooled = createSpoolConsumer(config.tunnel, {
   bucket: startupEnv.TUNNEL_SPOOL_BUCKET,
   limits,
@@ -45,6 +54,9 @@ console.log(
     event: "tunnel_start",
     spool: bindings.spool ? "on" : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
     large_bodies: startupEnv.TUNNEL_SPOOL_BUCKET ? "R2" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
+    self_test: config.selfTest
+      ? "on: /sentry-example-page reports to Sentry on request, within the per-client limit (SENTRY_SELF_TEST=off turns it off)"
+      : "off: /sentry-example-page answers 404 (SENTRY_SELF_TEST=on turns it on)",
   }),
 );
 
@@ -52,17 +64,25 @@ const handleRemixRequest = createRequestHandler(instrumentBuild(build as unknown
 
 const app = withSentry(() => workerSentryOptions(config), {
   fetch(request, env, ctx) {
-    return handleRemixRequest(request, { env, ctx, config, tunnel, spool: bindings.spool ? spoolStats : undefined });
+    return handleRemixRequest(request, {
+      env,
+      ctx,
+      config,
+      tunnel,
+      spool: bindings.spool ? spoolStats : undefined,
+      clientMayReport,
+    });
   },
 } satisfies ExportedHandler<Env>);
 
 export default {
-  fetch(request, env, ctx) {
+  async fetch(request, env, ctx) {
     // Envelopes skip Sentry's request instrumentation (a client per request, a span, a copy of
     // text bodies) and Remix's router: they are most of the traffic, and none of that serves
     // them. Every spelling of the path comes here, so none of them is ever traced.
-    if (isTunnelPathSpelling(new URL(request.url).pathname)) return tunnel(request);
-    return app.fetch!(request, env, ctx);
+    const { pathname } = new URL(request.url);
+    if (isTunnelPathSpelling(pathname) || pathname === SECURITY_REPORT_PATH) return tunnel(request);
+    return app.fetch!(await withOwnTrace(request, config.sentry, clientMayReport), env, ctx);
   },
   queue(batch) {
     return deliverSpooled(batch);

@@ -10,7 +10,9 @@ declare module "@remix-run/cloudflare" {
     config: AppConfig;
     /** The isolate's one tunnel, built from `config` when the isolate started. */
     tunnel: Tunnel;
-    /** The spool's counts in this isolate; `undefined` when the spool is not bound. */
+    /** The spool's counts in this isolate; `undefined` when the spool is not bound or in production. */
     spool: SpoolStats | undefined;
+    /** Whether the request's client may make the Worker report to Sentry once more: the tunnel's per-client limit. */
+    clientMayReport: (request: Request) => Promise<boolean>;
   }
 }

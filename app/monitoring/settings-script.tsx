@@ -6,11 +6,12 @@ const SCRIPT_ID = "monitoring-settings";
  * The browser SDK's settings, written into the page by the server. A JSON script rather than
  * loader data: `Sentry.init` must run before hydration, when loader data is not yet read.
  */
-export function MonitoringSettingsScript({ settings }: { settings: BrowserMonitoringSettings | null | undefined }) {
+export function MonitoringSettingsScript({ settings, nonce }: { settings: BrowserMonitoringSettings | null | undefined; nonce: string | undefined }) {
   if (!settings) return null;
   // `<` escaped, so no value can close the script element.
   const json = JSON.stringify(settings).replace(/</g, "\\u003c");
-  return <script id={SCRIPT_ID} type="application/json" dangerouslySetInnerHTML={{ __html: json }} />;
+  // A data block runs nothing, but carries the nonce so that every script element of the page does.
+  return <script id={SCRIPT_ID} type="application/json" nonce={nonce} dangerouslySetInnerHTML={{ __html: json }} />;
 }
 
 export function readMonitoringSettings(): BrowserMonitoringSettings | undefined {

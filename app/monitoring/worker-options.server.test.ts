@@ -37,9 +37,10 @@ describe("workerSentryOptions", () => {
     },
   );
 
-  it("samples pages at the configured rate, or as the browser's trace decided", () => {
+  it("samples pages at its own rate, whatever a client's trace decided (the SDK compares it with the trace's sample_rand)", () => {
     expect(sample("/")).toBe(0.5);
-    expect(sample("/sentry-example-page", true)).toBe(1);
+    expect(sample("/sentry-example-page", true)).toBe(0.5);
+    expect(sample("/sentry-example-page", false)).toBe(0.5);
     expect(sample("/monitoring-guide")).toBe(0.5);
   });
 

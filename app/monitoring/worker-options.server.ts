@@ -15,9 +15,11 @@ export function workerSentryOptions(config: AppConfig): CloudflareOptions {
     release: RELEASE,
     environment: sentry.environment,
     // The tunnel never traces itself: a span per envelope would double every envelope's quota.
-    tracesSampler: ({ attributes, inheritOrSampleWith }) => {
+    // Pages are sampled at the Worker's own rate, never the parent's: the SDK compares it with the
+    // trace's `sample_rand`, which `ownTrace` has already made the Worker's (decision 009).
+    tracesSampler: ({ attributes }) => {
       const path = attributes?.["url.path"];
-      return typeof path === "string" && isTunnelPathSpelling(path) ? 0 : inheritOrSampleWith(sentry.tracesSampleRate);
+      return typeof path === "string" && isTunnelPathSpelling(path) ? 0 : sentry.tracesSampleRate;
     },
     // Development and tests: the Worker's own envelopes go where the tunnel's go (Spotlight).
     tunnel: sentry.workerEnvelopeUrl,

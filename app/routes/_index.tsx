@@ -4,9 +4,13 @@ import { useLoaderData, useRouteLoaderData } from "@remix-run/react";
 import { useTunnelAnswers } from "../monitoring/tunnel-status";
 import type { loader as rootLoader } from "../root";
 
-/** The spool's counts in this Worker instance; `null` when the spool is not bound. */
+/**
+ * The spool's counts in this Worker instance, outside production only: in production they would
+ * tell every visitor when Sentry is down, and they are one instance's view anyway.
+ */
 export function loader({ context }: LoaderFunctionArgs) {
-  const { spool } = context;
+  const { spool, config } = context;
+  if (config.sentry.environment === "production") return { spool: "hidden" as const };
   return { spool: spool ? { stored: spool.stored, delivered: spool.delivered, dropped: spool.dropped, pending: spool.pending } : null };
 }
 
@@ -48,12 +52,16 @@ export default function Home() {
                   ? "the last envelope got no answer"
                   : `answered ${answer.status} to the last envelope`}
             </dd>
-            <dt>Spool</dt>
-            <dd data-testid="spool-status">
-              {spool
-                ? `${spool.pending} waiting, ${spool.delivered} delivered, ${spool.dropped} dropped, of ${spool.stored} stored by this instance since it started`
-                : "off: envelopes Sentry cannot take now are not stored (bind TUNNEL_SPOOL)"}
-            </dd>
+            {spool !== "hidden" && (
+              <>
+                <dt>Spool</dt>
+                <dd data-testid="spool-status">
+                  {spool
+                    ? `${spool.pending} waiting, ${spool.delivered} delivered, ${spool.dropped} dropped, of ${spool.stored} stored by this instance since it started`
+                    : "off: envelopes Sentry cannot take now are not stored (bind TUNNEL_SPOOL)"}
+                </dd>
+              </>
+            )}
           </dl>
         ) : (
           <p>

@@ -1,10 +1,12 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/cloudflare";
 // `redirect` from here, not from the server runtime: the browser's button throws one too.
-import { Form, json, Link, redirect, useLoaderData, useRouteError, useRouteLoaderData } from "@remix-run/react";
+import { Form, isRouteErrorResponse, json, Link, redirect, useLoaderData, useRouteError, useRouteLoaderData } from "@remix-run/react";
 import { lastEventId, logger } from "@sentry/remix";
 import { useState, type ReactNode } from "react";
 
 import { ErrorReference } from "../monitoring/error-reference";
+import { admitSelfTest, selfTestHeaders } from "../monitoring/self-test.server";
+import { NotFoundPage } from "../pages/not-found";
 import { currentTunnelSequence, useTunnelAnswers, type TunnelAnswer } from "../monitoring/tunnel-status";
 import type { loader as rootLoader } from "../root";
 
@@ -12,14 +14,21 @@ export const meta: MetaFunction = () => [{ title: "Self-test · Edge Monitoring 
 
 const SPOTLIGHT_URL = "http://localhost:8969";
 
-export function loader({ request }: LoaderFunctionArgs) {
+export const headers = selfTestHeaders;
+
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  await admitSelfTest(context, request, { reports: false });
   return { redirected: new URL(request.url).searchParams.get("redirected") };
 }
 
 /** The server side of the self-test: a failing action, and a redirect thrown as Remix code does. */
-export async function action({ request }: ActionFunctionArgs) {
+export async function action({ request, context }: ActionFunctionArgs) {
+  await admitSelfTest(context, request, { reports: false });
   const intent = (await request.formData()).get("intent");
-  if (intent === "server-error") throw new Error("Self-test: an error thrown in a server action");
+  if (intent === "server-error") {
+    await admitSelfTest(context, request, { reports: true });
+    throw new Error("Self-test: an error thrown in a server action");
+  }
   if (intent === "redirect") throw redirect("/sentry-example-page?redirected=server");
   return json({ error: "Unknown self-test" }, { status: 400 });
 }
@@ -45,6 +54,17 @@ export default function SelfTest() {
  */
 export function ErrorBoundary() {
   const error = useRouteError();
+  if (isRouteErrorResponse(error) && error.status === 404) return <NotFoundPage />;
+  if (isRouteErrorResponse(error) && error.status === 429) {
+    return (
+      <SelfTestPage redirected={null}>
+        <div role="status" className="card outcome" data-testid="self-test-outcome">
+          <h2>Too many reports</h2>
+          <p>This client has made the Worker report its share for now; nothing was sent. Try again in a few seconds.</p>
+        </div>
+      </SelfTestPage>
+    );
+  }
   return (
     <SelfTestPage redirected={null}>
       <div role="status" className="card outcome" data-testid="self-test-outcome">

@@ -21,3 +21,6 @@ export function isTunnelPathSpelling(pathname: string): boolean {
   }
   return path.toLowerCase().replace(/\/+/g, "/").replace(/\/$/, "") === TUNNEL_PATH;
 }
+
+/** Where browsers post Content-Security-Policy violations; the tunnel sends them to the app's own project. */
+export const SECURITY_REPORT_PATH = "/monitoring/security-report";

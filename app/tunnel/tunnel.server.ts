@@ -22,11 +22,13 @@ import {
   type ContentEncoding,
 } from "./header-policy.server";
 import { SentryLimits } from "./sentry-limits.server";
+import { readSecurityReport, securityEndpointFor, type SecurityReportSettings } from "./security-report.server";
 import { createSpool, type Spool, type SpoolBody, type SpooledEnvelope } from "./spool.server";
 import type { SpoolStats } from "./spool-stats.server";
 import { TUNNEL_ANSWERS, tunnelAnswer, type TunnelAnswerCode } from "./tunnel-answers.server";
 import { UpstreamBreaker } from "./upstream-breaker.server";
-import { TUNNEL_PATH } from "./tunnel-path";
+import { projectOf } from "./upstream-target.server";
+import { SECURITY_REPORT_PATH, TUNNEL_PATH } from "./tunnel-path";
 import { parseTunnelQuery, type TunnelQuery } from "./tunnel-query.server";
 
 /** The tunnel's settings, as `app/config.server.ts` reads them from the Worker's variables. */
@@ -44,6 +46,8 @@ export interface TunnelSettings {
   rateLimitPeriodSeconds: number;
   /** The spool's first retry delay; each further attempt waits twice as long, up to an hour. */
   spoolRetrySeconds: number;
+  /** Where `POST /monitoring/security-report` sends CSP reports; without it, that path is not served. */
+  securityReports: SecurityReportSettings | undefined;
 }
 
 /** What the tunnel uses besides its settings; every part is optional. */
@@ -84,6 +88,8 @@ const UNAVAILABLE_FAILURES: ReadonlySet<ForwardFailure> = new Set(["upstream_unr
 /** The one log line per request; it never holds the DSN's key, the client's IP or a cookie. */
 export interface TunnelLogLine {
   event: "tunnel";
+  /** What was posted: an envelope to `/monitoring`, or a CSP report to `/monitoring/security-report`. */
+  kind: "envelope" | "security_report";
   /** `forwarded`: Sentry answered (whatever its status); `spooled`: stored for later; `rejected`: refused here; `failed`: Sentry could not be reached and nothing was stored, or a bug. */
   outcome: TunnelOutcome;
   reason: TunnelAnswerCode | null;
@@ -123,6 +129,7 @@ interface Checked {
 interface Facts {
   /** When the request arrived, in ms since the epoch. */
   receivedAt: number;
+  kind: TunnelLogLine["kind"];
   query: TunnelQuery | undefined;
   bytes: number | null;
   upstreamStatus: number | null;
@@ -143,6 +150,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
   // Sentry's own header: no categories means every category, so the SDK holds back everything.
   const limitedHeaders = { "retry-after": period, "x-sentry-rate-limits": `${period}::key` };
   const allowHeader = { allow: partners.size > 0 ? "POST, OPTIONS" : "POST" };
+  const reports = settings.securityReports && securityReportTarget(settings.securityReports, settings.upstreamOrigin);
 
   const refuse = (code: TunnelAnswerCode, headers?: Record<string, string>): Handled => ({
     response: tunnelAnswer(code, headers),
@@ -151,10 +159,11 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
   });
 
   /** Every check that needs no body, cheapest and most telling first; the limiter sees every request. */
-  async function admit(request: Request): Promise<Handled | TunnelQuery> {
+  async function admit(request: Request, facts: Facts): Promise<Handled | TunnelQuery> {
     if (clientAllowed && !(await clientAllowed(request.headers.get("cf-connecting-ip")))) return refuse("rate_limited", limitedHeaders);
     const url = new URL(request.url);
-    if (url.pathname !== TUNNEL_PATH) return refuse("not_found");
+    if (url.pathname === SECURITY_REPORT_PATH && reports) facts.kind = "security_report";
+    else if (url.pathname !== TUNNEL_PATH) return refuse("not_found");
 
     const origin = request.headers.get("origin");
     const partner = origin !== null && partners.has(origin);
@@ -164,14 +173,16 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
       return { response, code: null, outcome: "preflight" };
     }
     if (request.method !== "POST") return refuse("method_not_allowed", allowHeader);
+    if (facts.kind === "security_report") return reports!.project;
 
     return parseTunnelQuery(url.searchParams) ?? refuse("invalid_query");
   }
 
   async function relay(request: Request, deadline: Deadline, facts: Facts): Promise<Handled> {
-    const admitted = await admit(request);
+    const admitted = await admit(request, facts);
     if ("response" in admitted) return admitted;
     const query = (facts.query = admitted);
+    if (facts.kind === "security_report") return relayReport(request, deadline, facts);
 
     const declaredLength = request.headers.get("content-length") ?? "";
     const contentLength = /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : undefined;
@@ -258,10 +269,38 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     return { response, code: null, outcome: "forwarded" };
   }
 
+  /**
+   * A CSP report, to the app's own project's security endpoint: the destination is the Worker's,
+   * never the client's, and the report is bounded, checked and sent as it came. Not spooled: a
+   * browser sends a report once, and one lost while Sentry is down costs less than storing junk.
+   */
+  async function relayReport(request: Request, deadline: Deadline, facts: Facts): Promise<Handled> {
+    const read = await readSecurityReport(request, deadline);
+    if (!read.ok) return refuse(read.reason);
+    facts.bytes = read.body.byteLength;
+    const headers = { ...upstreamRequestHeaders(request.headers, "identity", read.body.byteLength), "content-type": read.mediaType };
+    const forwarded = await forwardEnvelope({
+      url: reports!.url,
+      headers,
+      consumed: [read.body],
+      consumedBytes: read.body.byteLength,
+      rest: undefined,
+      contentLength: read.body.byteLength,
+      maxBytes: settings.maxEnvelopeBytes,
+      deadline,
+    });
+    if (!forwarded.ok) return refuse(forwarded.reason);
+    const { answer } = forwarded;
+    facts.upstreamStatus = answer.status;
+    const response = new Response(answer.body, { status: answer.status, headers: returnedResponseHeaders(answer.headers) });
+    return { response, code: null, outcome: "forwarded" };
+  }
+
   function record(handled: Handled, facts: Facts): void {
     const { query } = facts;
     const line: TunnelLogLine = {
       event: "tunnel",
+      kind: facts.kind,
       outcome: handled.outcome,
       reason: handled.code,
       status: handled.response.status,
@@ -282,7 +321,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
 
   return async (request) => {
     const deadline = new Deadline(settings.timeoutMs);
-    const facts: Facts = { receivedAt: Date.now(), query: undefined, bytes: null, upstreamStatus: null };
+    const facts: Facts = { receivedAt: Date.now(), kind: "envelope", query: undefined, bytes: null, upstreamStatus: null };
     let handled: Handled;
     try {
       handled = await relay(request, deadline, facts);
@@ -297,6 +336,12 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     record(handled, facts);
     return handled.response;
   };
+}
+
+/** Where CSP reports go, and the project their log lines name, worked out once. */
+function securityReportTarget(reports: SecurityReportSettings, upstreamOrigin: string | undefined): { url: string; project: TunnelQuery } {
+  const { org, region, projectId } = projectOf(reports.dsn);
+  return { url: securityEndpointFor(reports, upstreamOrigin), project: { org, region, project: projectId } };
 }
 
 function logToConsole(line: TunnelLogLine): void {

@@ -11,7 +11,7 @@ describe("the app in Chromium, served by wrangler dev", () => {
   let server: DevServer;
   let browser: Browser;
   beforeAll(async () => {
-    [server, browser] = await Promise.all([startWranglerDev(), launchChromium()]);
+    [server, browser] = await Promise.all([startWranglerDev({ SENTRY_ENVIRONMENT: "development" }), launchChromium()]);
   });
   afterAll(async () => {
     await browser?.close();

@@ -45,7 +45,14 @@ describe("monitoring in Chromium, through the tunnel", () => {
     ingest = await FakeIngest.start();
     [server, browser] = await Promise.all([
       // Spool retries from 1 s (wrangler.toml says 10), so that an outage's backlog drains within a test.
-      startWranglerDev({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: ENVIRONMENT, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_SPOOL_RETRY_SECONDS: "1" }),
+            // The ingest also plays a third-party API, which the page's CSP must let it call.
+      startWranglerDev({
+        SENTRY_DSN: APP_DSN,
+        SENTRY_ENVIRONMENT: ENVIRONMENT,
+        TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
+        TUNNEL_SPOOL_RETRY_SECONDS: "1",
+        CSP_CONNECT_ORIGINS: ingest.origin,
+      }),
       launchChromium(),
     ]);
   });

@@ -7,7 +7,7 @@ import { APP_DSN, root, startWorker, type RunningWorker } from "../support/worke
 describe("the app in workerd", () => {
   let worker: RunningWorker;
   beforeAll(async () => {
-    worker = await startWorker({ SENTRY_DSN: APP_DSN });
+    worker = await startWorker({ SENTRY_DSN: APP_DSN, SENTRY_SELF_TEST: "on" });
   });
   afterAll(() => worker.dispose());
 

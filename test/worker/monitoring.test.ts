@@ -36,7 +36,7 @@ describe("the Worker's own monitoring", () => {
 
   it("hands the page its public DSN, the tunnel path, the release and the server's trace", async () => {
     const html = await (await worker.fetch("/")).text();
-    const settings = JSON.parse(/<script id="monitoring-settings" type="application\/json">(.*?)<\/script>/.exec(html)![1]!);
+    const settings = JSON.parse(/<script id="monitoring-settings" type="application\/json" nonce="[^"]+">(.*?)<\/script>/.exec(html)![1]!);
     expect(settings).toMatchObject({
       dsn: APP_DSN,
       tunnel: "/monitoring?o=4501&p=4502&r=us",

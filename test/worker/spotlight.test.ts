@@ -29,7 +29,7 @@ describe("with Spotlight as the local Sentry", () => {
       return true;
     };
     await eventually(subscribe, 20_000, 200);
-    worker = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: origin });
+    worker = await startWorker({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "development", TUNNEL_UPSTREAM_ORIGIN: origin });
   });
   afterAll(async () => {
     controller.abort();
