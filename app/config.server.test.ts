@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { ConfigError, readConfig } from "./config.server";
+import { DEAD_LETTER_QUEUE } from "./tunnel/spool-consumer.server";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 
@@ -24,7 +25,7 @@ describe("readConfig", () => {
       upstreamOrigin: undefined,
       rateLimitPeriodSeconds: 10,
       spoolRetrySeconds: 10,
-      securityReports: undefined,
+      ownProject: undefined,
     });
   });
 
@@ -100,5 +101,13 @@ describe("wrangler.toml", () => {
     const config = unstable_readConfig({ config: new URL("../wrangler.toml", import.meta.url).pathname });
     const [limiter] = config.ratelimits as { simple: { period: number } }[];
     expect(readConfig(config.vars as Record<string, string>).tunnel.rateLimitPeriodSeconds).toBe(limiter!.simple.period);
+  });
+
+  it("has the Worker consume the spool's dead-letter queue under the name its handler answers to", async () => {
+    const { unstable_readConfig } = await import("wrangler");
+    const config = unstable_readConfig({ config: new URL("../wrangler.toml", import.meta.url).pathname });
+    const consumers = (config.queues.consumers ?? []) as { queue: string; dead_letter_queue?: string }[];
+    expect(consumers.find((consumer) => consumer.queue === "tunnel-spool")?.dead_letter_queue).toBe(DEAD_LETTER_QUEUE);
+    expect(consumers.map((consumer) => consumer.queue)).toContain(DEAD_LETTER_QUEUE);
   });
 });

@@ -93,7 +93,7 @@ export function readConfig(env: Partial<ConfigEnv>): AppConfig {
       upstreamOrigin,
       rateLimitPeriodSeconds: positiveInteger(env, "TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
       spoolRetrySeconds: positiveInteger(env, "TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),
-      securityReports: ownDsn && { dsn: ownDsn, environment, release: RELEASE },
+      ownProject: ownDsn && { dsn: ownDsn, environment, release: RELEASE },
     },
   };
 }

@@ -1,4 +1,4 @@
-import { env as startupEnv } from "cloudflare:workers";
+import { env as startupEnv, waitUntil } from "cloudflare:workers";
 import { createRequestHandler, type ServerBuild } from "@remix-run/cloudflare";
 import * as build from "@remix-run/dev/server-build";
 import { withSentry } from "@sentry/cloudflare";
@@ -7,8 +7,10 @@ import { instrumentBuild } from "@sentry/remix/cloudflare";
 import { readConfig } from "../app/config.server";
 import { workerSentryOptions } from "../app/monitoring/worker-options.server";
 import { createClientLimiter } from "../app/tunnel/client-limiter.server";
+import { createClientReports } from "../app/tunnel/client-reports.server";
 import { SentryLimits } from "../app/tunnel/sentry-limits.server";
-import { createSpoolConsumer } from "../app/tunnel/spool-consumer.server";
+import { createDeadLetterConsumer, createSpoolConsumer, DEAD_LETTER_QUEUE } from "../app/tunnel/spool-consumer.server";
+import type { SpooledEnvelope } from "../app/tunnel/spool.server";
 import { SpoolStats } from "../app/tunnel/spool-stats.server";
 import { isTunnelPathSpelling, SECURITY_REPORT_PATH } from "../app/tunnel/tunnel-path";
 import { createTunnel, tunnelBindings } from "../app/tunnel/tunnel.server";
@@ -21,9 +23,13 @@ import { withOwnTrace } from "./own-trace";
  */
 const config = readConfig(startupEnv);
 
-/** Sentry's rate limits as this isolate last heard them, and the spool's counts: shared by the live tunnel and the spool. */
+/**
+ * Sentry's rate limits as this isolate last heard them, the spool's counts, and what the edge
+ * dropped (sent to Sentry as client reports): shared by the live tunnel and the spool.
+ */
 const limits = new SentryLimits();
 const spoolStats = new SpoolStats();
+const reports = createClientReports(config.tunnel, { background: waitUntil });
 const bindings = tunnelBindings(startupEnv);
 
 /** The one tunnel of this isolate: the entry below and the Remix route both answer with it. */
@@ -31,6 +37,7 @@ const tunnel = createTunnel(config.tunnel, {
   ...bindings,
   limits,
   spoolStats,
+  reports,
   reportError: (error, request) => reportTunnelBug(workerSentryOptions(config), error, request),
 });
 
@@ -42,11 +49,14 @@ const clientAllowed = createClientLimiter(startupEnv.TUNNEL_RATE_LIMITER, config
 const clientMayReport = (request: Request) => clientAllowed(request.headers.get("cf-connecting-ip"));
 
 const deliverSpooled = createSpoolConsumer(config.tunnel, {
+  queue: startupEnv.TUNNEL_SPOOL as Queue<SpooledEnvelope>,
   bucket: startupEnv.TUNNEL_SPOOL_BUCKET,
   limits,
+  reports,
   stats: spoolStats,
   analytics: startupEnv.TUNNEL_ANALYTICS,
 });
+const settleDeadLetters = createDeadLetterConsumer({ bucket: startupEnv.TUNNEL_SPOOL_BUCKET, reports, stats: spoolStats });
 
 // Said once per isolate, so that an operator sees a missing spool before an outage does.
 console.log(
@@ -85,6 +95,6 @@ export default {
     return app.fetch!(await withOwnTrace(request, config.sentry, clientMayReport), env, ctx);
   },
   queue(batch) {
-    return deliverSpooled(batch);
+    return batch.queue === DEAD_LETTER_QUEUE ? settleDeadLetters(batch) : deliverSpooled(batch);
   },
 } satisfies ExportedHandler<Env>;

@@ -61,3 +61,29 @@ describe("earlyEnd", () => {
     expect(earlyEnd("answering", deadline)).toBe("upstream_timeout");
   });
 });
+
+describe("Deadline.giveUpstreamItsShare", () => {
+  const passedAfter = async (deadline: Deadline) => {
+    const started = Date.now();
+    await deadline.race(new Promise(() => {})).catch(() => {});
+    return Date.now() - started;
+  };
+
+  it("gives Sentry half the deadline after a body that came whole at its last moment", async () => {
+    const deadline = new Deadline(400);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    deadline.giveUpstreamItsShare();
+    const waited = await passedAfter(deadline);
+    expect(waited).toBeGreaterThanOrEqual(190);
+    expect(deadline.passed).toBe(true);
+  });
+
+  it("changes nothing while the deadline still holds the share", async () => {
+    const started = Date.now();
+    const deadline = new Deadline(400);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    deadline.giveUpstreamItsShare();
+    await passedAfter(deadline);
+    expect(Date.now() - started).toBeLessThan(480);
+  });
+});

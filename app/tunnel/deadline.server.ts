@@ -2,14 +2,16 @@
  * One deadline per request, from its arrival to the last byte of the tunnel's answer: receiving the
  * body, forwarding it and reading Sentry's answer all race the same timer.
  *
- * One timer, cleared when the request ends. Races join one promise rather than listening on an
- * abort signal, and the signal exists only for the forwards that need one (a streamed body): the
- * A/B in `test/bench/NOTES.md` (entry 11) found a signal on every `fetch` the dearest part of the
- * deadline.
+ * One timer, cleared when the request ends. Reading the body and Sentry's answer race one promise
+ * rather than listening on an abort signal; the signal is made only for the upstream `fetch`, which
+ * must be cancelled, not merely left behind, when the deadline passes (decision 010).
  */
 export class Deadline {
   private controller: AbortController | undefined;
-  private readonly timer: ReturnType<typeof setTimeout>;
+  private timer: ReturnType<typeof setTimeout>;
+  private endsAt: number;
+  /** What Sentry is given to answer after the body's last byte, however late that came: see {@link giveUpstreamItsShare}. */
+  private readonly upstreamShareMs: number;
   private readonly over: Promise<never>;
   private stop!: (reason: unknown) => void;
   private reason: unknown;
@@ -22,13 +24,34 @@ export class Deadline {
     this.over = new Promise<never>((_, reject) => (this.stop = reject));
     // Rejects for every exchange cut short, raced or not: nobody has to be listening.
     this.over.catch(() => {});
-    this.timer = setTimeout(() => {
-      this.passed = true;
-      this.cut(new DOMException("The tunnel's deadline passed", "TimeoutError"));
-    }, timeoutMs);
+    this.endsAt = Date.now() + timeoutMs;
+    this.upstreamShareMs = Math.min(timeoutMs / 2, MAX_UPSTREAM_SHARE_MS);
+    this.timer = this.startTimer(timeoutMs);
   }
 
-  /** Aborts when the time runs out or the exchange is {@link cut}: give it to a fetch whose body streams. */
+  private startTimer(ms: number): ReturnType<typeof setTimeout> {
+    return setTimeout(() => {
+      this.passed = true;
+      this.cut(new DOMException("The tunnel's deadline passed", "TimeoutError"));
+    }, ms);
+  }
+
+  /**
+   * The body has been handed to Sentry whole: from now on, Sentry has at least its share of the
+   * time to answer, even if the client sent its last byte just before the deadline. So a timeout
+   * after this is Sentry's own, and only then does it count against Sentry (breaker, spool); a
+   * client that trickles its body can stretch its request by the share, no more.
+   */
+  giveUpstreamItsShare(): void {
+    if (this.stopped) return;
+    const until = Date.now() + this.upstreamShareMs;
+    if (until <= this.endsAt) return;
+    clearTimeout(this.timer);
+    this.endsAt = until;
+    this.timer = this.startTimer(this.upstreamShareMs);
+  }
+
+  /** Aborts when the time runs out or the exchange is {@link cut}: give it to the upstream fetch. */
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
@@ -57,6 +80,9 @@ export class Deadline {
 }
 
 /** Where an exchange was when it ended early. */
+/** Half the deadline, and no more than this: Sentry answers an envelope in well under a second. */
+const MAX_UPSTREAM_SHARE_MS = 10_000;
+
 export type Phase = "receiving" | "forwarding" | "answering";
 
 /** How far the client's body had got when the exchange ended. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { parseDsn } from "./dsn.server";
-import { checkEnvelopeDsn, compileAllowList } from "./dsn-policy.server";
+import { allowedQueries, checkEnvelopeDsn, compileAllowList } from "./dsn-policy.server";
 import type { TunnelQuery } from "./tunnel-query.server";
 
 const KEY = "0123456789abcdef0123456789abcdef";
@@ -16,13 +16,21 @@ const query = (org: string | undefined, project: string, region?: string): Tunne
 
 describe("checkEnvelopeDsn", () => {
   it.each([
-    ["us", US, query("11", "21", "us"), "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
-    ["de", DE, query("12", "22", "de"), "https://o12.ingest.de.sentry.io/api/22/envelope/?hsts=0"],
-    ["no region", NO_REGION, query("13", "23"), "https://o13.ingest.sentry.io/api/23/envelope/?hsts=0"],
-    ["self-hosted", SELF_HOSTED, query(undefined, "24"), "https://sentry.example.com/monitoring/api/24/envelope/"],
-  ])("lets an allowed %s DSN through to its own ingest", (_name, dsn, tunnelQuery, upstream) => {
-    const verdict = checkEnvelopeDsn(dsn, tunnelQuery, allowed);
+    ["us", US, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
+    ["de", DE, "https://o12.ingest.de.sentry.io/api/22/envelope/?hsts=0"],
+    ["no region", NO_REGION, "https://o13.ingest.sentry.io/api/23/envelope/?hsts=0"],
+    ["self-hosted", SELF_HOSTED, "https://sentry.example.com/monitoring/api/24/envelope/"],
+    ["us, with the legacy secret an old SDK or a multiplexed route writes", `https://${KEY}:secret@o11.ingest.us.sentry.io/21`, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
+  ])("lets an allowed %s DSN through to its own ingest", (_name, dsn, upstream) => {
+    const verdict = checkEnvelopeDsn(dsn, allowed);
     expect(verdict.ok && verdict.allowed.upstreamUrl).toBe(upstream);
+  });
+
+  it("matches a DSN allow-listed with its secret, sent with it or without", () => {
+    const withSecret = compileAllowList([parseDsn(`https://${KEY}:s3cret@sentry.example.com/7`)!], undefined);
+    expect(checkEnvelopeDsn(`https://${KEY}:s3cret@sentry.example.com/7`, withSecret).ok).toBe(true);
+    expect(checkEnvelopeDsn(`https://${KEY}@sentry.example.com/7`, withSecret).ok).toBe(true);
+    expect(checkEnvelopeDsn(`https://${KEY}:s3cret@sentry.example.com:443/7`, withSecret)).toEqual({ ok: false, reason: "dsn_not_allowed" });
   });
 
   it.each([
@@ -37,26 +45,10 @@ describe("checkEnvelopeDsn", () => {
     ["a self-hosted DSN under another prefix", `https://${KEY}@sentry.example.com/24`],
     ["an internal address", `http://${KEY}@169.254.169.254/21`],
     ["the allowed DSN in capitals", US.toUpperCase().replace("HTTPS", "https")],
-    ["a secret the SDK never sends", `https://${KEY}:secret@o11.ingest.us.sentry.io/21`],
+    ["the allowed DSN with a secret and a port", `https://${KEY}:secret@o11.ingest.us.sentry.io:443/21`],
   ])("refuses %s", (_name, dsn) => {
-    const verdict = checkEnvelopeDsn(dsn, query("11", "21", "us"), allowed);
+    const verdict = checkEnvelopeDsn(dsn, allowed);
     expect(verdict.ok ? "allowed" : verdict.reason).toBe("dsn_not_allowed");
-  });
-
-  it.each([
-    ["a missing org", query(undefined, "21", "us")],
-    ["another org", query("12", "21", "us")],
-    ["another project", query("11", "22", "us")],
-    ["a missing region", query("11", "21")],
-    ["another region", query("11", "21", "de")],
-  ])("refuses a SaaS envelope whose query names %s", (_name, tunnelQuery) => {
-    const verdict = checkEnvelopeDsn(US, tunnelQuery, allowed);
-    expect(verdict.ok ? "allowed" : verdict.reason).toBe("query_mismatch");
-  });
-
-  it("refuses an org in the query of a self-hosted envelope", () => {
-    const verdict = checkEnvelopeDsn(SELF_HOSTED, query("11", "24"), allowed);
-    expect(verdict.ok ? "allowed" : verdict.reason).toBe("query_mismatch");
   });
 
   it.each([
@@ -71,7 +63,31 @@ describe("checkEnvelopeDsn", () => {
     ["a query after the project id", `${US}?x=1`],
     ["a fragment after the project id", `${US}#x`],
   ])("calls %s an invalid DSN", (_name, dsn) => {
-    const verdict = checkEnvelopeDsn(dsn, query("11", "21", "us"), allowed);
+    const verdict = checkEnvelopeDsn(dsn, allowed);
     expect(verdict.ok ? "allowed" : verdict.reason).toBe("dsn_invalid");
+  });
+});
+
+describe("allowedQueries", () => {
+  const namesAllowed = allowedQueries(allowed);
+
+  it.each([
+    ["us", query("11", "21", "us")],
+    ["de", query("12", "22", "de")],
+    ["no region", query("13", "23")],
+    ["self-hosted", query(undefined, "24")],
+  ])("takes a query naming an allowed %s project", (_name, tunnelQuery) => {
+    expect(namesAllowed(tunnelQuery)).toBe(true);
+  });
+
+  it.each([
+    ["a missing org", query(undefined, "21", "us")],
+    ["another org", query("12", "21", "us")],
+    ["a project of no allowed DSN", query("11", "99", "us")],
+    ["a missing region", query("11", "21")],
+    ["another region", query("11", "21", "de")],
+    ["an org for a self-hosted project", query("11", "24")],
+  ])("refuses a query naming %s", (_name, tunnelQuery) => {
+    expect(namesAllowed(tunnelQuery)).toBe(false);
   });
 });

@@ -14,19 +14,33 @@ export function compileAllowList(dsns: readonly Dsn[], upstreamOrigin: string | 
   return new Map(dsns.map((dsn) => [dsn.text, { ...projectOf(dsn), upstreamUrl: upstreamUrlFor(dsn, upstreamOrigin) }]));
 }
 
-type DsnVerdict =
-  | { ok: true; allowed: AllowedDsn }
-  | { ok: false; reason: "dsn_invalid" | "dsn_not_allowed" | "query_mismatch" };
+type DsnVerdict = { ok: true; allowed: AllowedDsn } | { ok: false; reason: "dsn_invalid" | "dsn_not_allowed" };
 
 /**
- * Whether an envelope may pass: its DSN, as written, must be an allowed DSN's header text, and the
- * query must name that DSN's org, region and project. No normalisation: the SDK writes the DSN it
- * was given, so any other spelling of it was written by someone else.
+ * Whether an envelope may pass: its DSN must be an allowed DSN, compared in one canonical form,
+ * the DSN as the SDK writes it (`dsnToString`), which leaves out the legacy `:secret`. So an
+ * allow-listed DSN matches whether it was configured or sent with its secret or without; anything
+ * else (another case, a port written out, a path, text after the project id) does not. The DSN is
+ * the gate, as for Relay and `@sentry/core`'s `handleTunnelRequest` (decision 011).
  */
-export function checkEnvelopeDsn(dsnText: string, query: TunnelQuery, allowList: DsnAllowList): DsnVerdict {
-  const allowed = allowList.get(dsnText);
-  // Parsed only to tell the client which of the two mistakes it made.
-  if (!allowed) return { ok: false, reason: parseDsn(dsnText) ? "dsn_not_allowed" : "dsn_invalid" };
-  const agrees = query.org === allowed.org && query.region === allowed.region && query.project === allowed.projectId;
-  return agrees ? { ok: true, allowed } : { ok: false, reason: "query_mismatch" };
+export function checkEnvelopeDsn(dsnText: string, allowList: DsnAllowList): DsnVerdict {
+  // The SDKs' own spelling is the canonical one: most envelopes need no parsing at all.
+  const exact = allowList.get(dsnText);
+  if (exact) return { ok: true, allowed: exact };
+  const parsed = parseDsn(dsnText);
+  if (!parsed) return { ok: false, reason: "dsn_invalid" };
+  const canonical = allowList.get(parsed.text);
+  return canonical ? { ok: true, allowed: canonical } : { ok: false, reason: "dsn_not_allowed" };
+}
+
+/**
+ * The query's projects, from the allow-list: the query is a routing hint and a cheap refusal
+ * before the body is read, so it must name one of them, but not necessarily the envelope's own:
+ * a micro-frontend's multiplexed transport sends every project's envelopes to the app's one
+ * tunnel URL.
+ */
+export function allowedQueries(allowList: DsnAllowList): (query: TunnelQuery) => boolean {
+  const key = (org: string | undefined, region: string | undefined, project: string) => `${org ?? ""}/${region ?? ""}/${project}`;
+  const known = new Set([...allowList.values()].map(({ org, region, projectId }) => key(org, region, projectId)));
+  return (query) => known.has(key(query.org, query.region, query.project));
 }

@@ -13,6 +13,8 @@ interface ForwardRequest {
   contentLength: number | undefined;
   maxBytes: number;
   deadline: Deadline;
+  /** Replaces the runtime's fetch: tests and simulations answer as Sentry would. */
+  fetch?: typeof fetch;
 }
 
 /** Sentry's answer is a few dozen bytes; one past this is not Sentry's, and its body is dropped. */
@@ -49,15 +51,19 @@ type ForwardResult = { ok: true; answer: UpstreamAnswer; bytes: number } | { ok:
  * had finished, and Sentry would take half an envelope for a whole one.
  */
 export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardResult> {
-  const { deadline } = forward;
+  const { deadline, fetch: send = upstreamFetch } = forward;
+  // A body in hand is whole already: Sentry's share of the time starts now.
+  if (!forward.rest) deadline.giveUpstreamItsShare();
   const body = outgoingBody(forward);
   const init: RequestInit = { method: "POST", headers: forward.headers, body: body.stream, redirect: "manual" };
   let response: Response;
   try {
-    // A streamed body needs the signal, so that a failing body aborts the request rather than
-    // ending it. A body in hand cannot fail: the request only races the deadline, and if that
-    // passes first, workerd cancels it when the invocation ends.
-    response = await (forward.rest ? upstreamFetch(forward.url, { ...init, signal: deadline.signal }) : deadline.race(upstreamFetch(forward.url, init)));
+    // Every request gets the deadline's signal. A streamed body needs it so that a failing body
+    // aborts the request rather than ends it. A body in hand needs it too: a request left behind
+    // when the deadline passed would otherwise still go out (workerd may hold it for a free
+    // connection first) and reach Sentry after the envelope was given up on, or stored to be sent
+    // again: a duplicate.
+    response = await send(forward.url, { ...init, signal: deadline.signal });
   } catch {
     // Nothing here waits on the client's body, which may be stalled: the answer goes out now.
     const reason = earlyEnd("forwarding", deadline, { complete: body.complete(), tooLarge: body.tooLarge() });
@@ -158,6 +164,7 @@ function outgoingBody(forward: ForwardRequest): OutgoingBody {
     writer.releaseLock();
     await source.pipeTo(writable, { preventAbort: true, signal: stopPiping.signal });
     piped = true;
+    deadline.giveUpstreamItsShare();
   })().catch((error: unknown) => {
     // A failing body cuts the upstream request first; stopped on purpose, there is nothing to cut.
     if (error !== stopPiping.signal.reason) deadline.cut(error);

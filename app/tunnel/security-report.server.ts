@@ -3,7 +3,7 @@ import type { Dsn } from "./dsn.server";
 import { joinChunks, type BodyChunk } from "./envelope-head.server";
 
 /** Where browsers' Content-Security-Policy reports go: the app's own project, chosen by the Worker. */
-export interface SecurityReportSettings {
+export interface OwnProject {
   dsn: Dsn;
   environment: string;
   release: string;
@@ -20,7 +20,7 @@ const REPORT_MEDIA_TYPES = new Set(["application/csp-report", "application/repor
  * as Sentry's documentation gives it; environment and release are the Worker's own.
  * `upstreamOrigin` (development and tests) swaps scheme, host and port only.
  */
-export function securityEndpointFor({ dsn, environment, release }: SecurityReportSettings, upstreamOrigin: string | undefined): string {
+export function securityEndpointFor({ dsn, environment, release }: OwnProject, upstreamOrigin: string | undefined): string {
   const origin = upstreamOrigin ?? `${dsn.protocol}://${dsn.host}${dsn.port ? `:${dsn.port}` : ""}`;
   const query = new URLSearchParams({ sentry_key: dsn.publicKey, sentry_environment: environment, sentry_release: release });
   return `${origin}/${dsn.path}api/${dsn.projectId}/security/?${query}`;

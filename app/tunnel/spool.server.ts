@@ -14,6 +14,8 @@ export interface SpooledEnvelope {
   dsn: string;
   /** When the tunnel received it, in ms since the epoch. */
   receivedAt: number;
+  /** Sentry's failures to take it so far; absent until the first. */
+  tries?: number;
   /** The body, when it fits in the message … */
   body?: Uint8Array;
   /** … or the R2 key it is stored under. */
@@ -78,8 +80,9 @@ export function createSpool({ queue, bucket }: SpoolBindings): Spool {
 /** A message body from the queue that is a {@link SpooledEnvelope}, rather than something else. */
 export function isSpooledEnvelope(value: unknown): value is SpooledEnvelope {
   if (typeof value !== "object" || value === null) return false;
-  const { url, headers, dsn, receivedAt, body, key } = value as Record<string, unknown>;
+  const { url, headers, dsn, receivedAt, body, key, tries } = value as Record<string, unknown>;
   return (
+    (tries === undefined || (typeof tries === "number" && Number.isSafeInteger(tries) && tries >= 0)) &&
     typeof url === "string" &&
     typeof headers === "object" &&
     headers !== null &&

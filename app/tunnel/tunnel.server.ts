@@ -3,7 +3,7 @@ import { createClientLimiter } from "./client-limiter.server";
 import { corsHeadersFor, PREFLIGHT_HEADERS } from "./cors.server";
 import { Deadline, earlyEnd, type EarlyEnd } from "./deadline.server";
 import type { Dsn } from "./dsn.server";
-import { checkEnvelopeDsn, compileAllowList } from "./dsn-policy.server";
+import { allowedQueries, checkEnvelopeDsn, compileAllowList } from "./dsn-policy.server";
 import {
   joinChunks,
   readEnvelopeHead,
@@ -16,13 +16,16 @@ import { envelopeItemTypes } from "./envelope-items.server";
 import { forwardEnvelope, type ForwardFailure } from "./forward.server";
 import {
   contentEncodingOf,
+  isUnrecognisedCoding,
   returnedResponseHeaders,
   TUNNEL_RESPONSE_HEADERS,
   upstreamRequestHeaders,
   type ContentEncoding,
 } from "./header-policy.server";
 import { SentryLimits } from "./sentry-limits.server";
-import { readSecurityReport, securityEndpointFor, type SecurityReportSettings } from "./security-report.server";
+import { discardedCategories, type ClientReports } from "./client-reports.server";
+import { createSpoolBudget, SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "./spool-budget.server";
+import { readSecurityReport, securityEndpointFor, type OwnProject } from "./security-report.server";
 import { createSpool, type Spool, type SpoolBody, type SpooledEnvelope } from "./spool.server";
 import type { SpoolStats } from "./spool-stats.server";
 import { TUNNEL_ANSWERS, tunnelAnswer, type TunnelAnswerCode } from "./tunnel-answers.server";
@@ -46,8 +49,11 @@ export interface TunnelSettings {
   rateLimitPeriodSeconds: number;
   /** The spool's first retry delay; each further attempt waits twice as long, up to an hour. */
   spoolRetrySeconds: number;
-  /** Where `POST /monitoring/security-report` sends CSP reports; without it, that path is not served. */
-  securityReports: SecurityReportSettings | undefined;
+  /**
+   * The app's own project: `POST /monitoring/security-report` sends CSP reports there (without it,
+   * that path is not served), and the spool counts there what it drops of DSNs no longer allowed.
+   */
+  ownProject: OwnProject | undefined;
 }
 
 /** What the tunnel uses besides its settings; every part is optional. */
@@ -65,17 +71,23 @@ export interface TunnelRuntime {
   limits?: SentryLimits;
   /** Counts what is stored; share one with the spool's consumer. */
   spoolStats?: SpoolStats;
+  /** Byte budgets for what a client, and everyone, may store; without it, only the request limit bounds the spool. */
+  spoolBudget?: SpoolBudget;
+  /** Counts, for Sentry, what the edge drops on its own account; share one with the spool's consumer. */
+  reports?: ClientReports;
 }
 
 /** The tunnel's bindings, as `wrangler.toml` declares them; the spool's are optional. */
 export function tunnelBindings(
-  env: Pick<Env, "TUNNEL_RATE_LIMITER" | "TUNNEL_ANALYTICS"> & Partial<Pick<Env, "TUNNEL_SPOOL" | "TUNNEL_SPOOL_BUCKET">>,
+  env: Pick<Env, "TUNNEL_RATE_LIMITER" | "TUNNEL_ANALYTICS"> &
+    Partial<Pick<Env, "TUNNEL_SPOOL" | "TUNNEL_SPOOL_BUCKET" | "TUNNEL_SPOOL_CLIENT_BUDGET" | "TUNNEL_SPOOL_TOTAL_BUDGET">>,
 ): TunnelRuntime {
   const queue = env.TUNNEL_SPOOL as Queue<SpooledEnvelope> | undefined;
   return {
     rateLimiter: env.TUNNEL_RATE_LIMITER,
     analytics: env.TUNNEL_ANALYTICS,
     spool: queue ? createSpool({ queue, bucket: env.TUNNEL_SPOOL_BUCKET }) : undefined,
+    spoolBudget: createSpoolBudget(env.TUNNEL_SPOOL_CLIENT_BUDGET, env.TUNNEL_SPOOL_TOTAL_BUDGET),
   };
 }
 
@@ -104,6 +116,9 @@ export interface TunnelLogLine {
 
 /** Answers one request to the tunnel; never rejects. */
 export type Tunnel = (request: Request) => Promise<Response>;
+
+/** Failures of reading a body that are the client's going away, whatever the body held. */
+const CLIENT_FAULTS: ReadonlySet<string> = new Set(["body_timeout", "body_incomplete"]);
 
 /** Bodies up to this size (most events) are read whole before the header is looked at. */
 const SMALL_BODY_BYTES = 64 * 1024;
@@ -143,14 +158,15 @@ interface Facts {
 export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = {}): Tunnel {
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
   const partners: ReadonlySet<string> = new Set(settings.allowedOrigins);
-  const { rateLimiter, analytics, log = logToConsole, reportError, spool, limits = new SentryLimits(), spoolStats } = runtime;
+  const { rateLimiter, analytics, log = logToConsole, reportError, spool, limits = new SentryLimits(), spoolStats, spoolBudget, reports: clientReports } = runtime;
   const clientAllowed = rateLimiter && createClientLimiter(rateLimiter, settings.rateLimitPeriodSeconds);
+  const namesAllowedProject = allowedQueries(allowList);
   const breakers = new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker()]));
   const period = String(settings.rateLimitPeriodSeconds);
   // Sentry's own header: no categories means every category, so the SDK holds back everything.
   const limitedHeaders = { "retry-after": period, "x-sentry-rate-limits": `${period}::key` };
   const allowHeader = { allow: partners.size > 0 ? "POST, OPTIONS" : "POST" };
-  const reports = settings.securityReports && securityReportTarget(settings.securityReports, settings.upstreamOrigin);
+  const reports = settings.ownProject && securityReportTarget(settings.ownProject, settings.upstreamOrigin);
 
   const refuse = (code: TunnelAnswerCode, headers?: Record<string, string>): Handled => ({
     response: tunnelAnswer(code, headers),
@@ -175,31 +191,38 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     if (request.method !== "POST") return refuse("method_not_allowed", allowHeader);
     if (facts.kind === "security_report") return reports!.project;
 
-    return parseTunnelQuery(url.searchParams) ?? refuse("invalid_query");
+    const query = parseTunnelQuery(url.searchParams);
+    if (!query) return refuse("invalid_query");
+    return namesAllowedProject(query) ? query : refuse("query_not_allowed");
   }
 
   async function relay(request: Request, deadline: Deadline, facts: Facts): Promise<Handled> {
     const admitted = await admit(request, facts);
     if ("response" in admitted) return admitted;
-    const query = (facts.query = admitted);
+    facts.query = admitted;
     if (facts.kind === "security_report") return relayReport(request, deadline, facts);
 
     const declaredLength = request.headers.get("content-length") ?? "";
     const contentLength = /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : undefined;
     facts.bytes = contentLength ?? null;
     if (contentLength !== undefined && contentLength > settings.maxEnvelopeBytes) return refuse("envelope_too_large");
-    const encoding = contentEncodingOf(request.headers);
+    // A coding that is no coding is read as none, as Relay does, if the header line then reads.
+    const assumedIdentity = isUnrecognisedCoding(request.headers);
+    const encoding = contentEncodingOf(request.headers) ?? (assumedIdentity ? "identity" : undefined);
     if (!encoding) return refuse("unsupported_encoding");
     if (!request.body || contentLength === 0) return refuse("empty_envelope");
 
     const read = await readHead(request, request.body, contentLength, encoding, deadline);
-    if (!read.ok) return refuse(read.reason);
+    if (!read.ok) return refuse(assumedIdentity && !CLIENT_FAULTS.has(read.reason) ? "unsupported_encoding" : read.reason);
     const { head } = read;
     facts.bytes = head.consumedBytes;
     if (head.consumedBytes > settings.maxEnvelopeBytes) return refuse("envelope_too_large");
 
-    const verdict = checkEnvelopeDsn(head.dsn, query, allowList);
+    const verdict = checkEnvelopeDsn(head.dsn, allowList);
     if (!verdict.ok) return refuse(verdict.reason);
+    // Logged as the project it goes to, which may not be the one the query named.
+    const { org, region, projectId } = verdict.allowed;
+    facts.query = { org, region, project: projectId };
     const checked = { body: request.body, head, encoding, contentLength, upstreamUrl: verdict.allowed.upstreamUrl };
     return deliver(request.headers, checked, deadline, facts);
   }
@@ -212,13 +235,24 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     const { body, head, encoding, contentLength, upstreamUrl } = envelope;
     // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
     const whole = head.ended || head.consumedBytes === contentLength ? joinChunks(head.consumed, head.consumedBytes) : undefined;
-    const sentrySaidNo = limits.refusal(head.dsn, () => (whole && encoding === "identity" ? envelopeItemTypes(whole) : undefined));
-    if (sentrySaidNo) return refuse("sentry_rate_limited", sentrySaidNo);
+    const plain = whole && encoding === "identity" ? whole : undefined;
+    const sentrySaidNo = limits.refusal(head.dsn, () => plain && envelopeItemTypes(plain));
+    if (sentrySaidNo) {
+      clientReports?.count(head.dsn, "ratelimit_backoff", discardedCategories(plain));
+      return refuse("sentry_rate_limited", sentrySaidNo);
+    }
 
     const headers = upstreamRequestHeaders(clientHeaders, encoding, contentLength);
     const stored: Omit<SpooledEnvelope, "body" | "key"> = { url: upstreamUrl, headers, dsn: head.dsn, receivedAt: facts.receivedAt };
+    /** Stores the envelope within the budgets: the answer to give, or `undefined` when it could not be stored. */
     const toSpool = async (body: SpoolBody): Promise<Handled | undefined> => {
-      if (!spool || !(await spool.store(stored, body))) return undefined;
+      if (!spool) return undefined;
+      const length = body instanceof Uint8Array ? body.byteLength : body.length;
+      if (spoolBudget && !(await spoolBudget(clientHeaders.get("cf-connecting-ip"), length))) {
+        clientReports?.count(head.dsn, "queue_overflow", discardedCategories(plain));
+        return refuse("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
+      }
+      if (!(await spool.store(stored, body))) return undefined;
       if (spoolStats) spoolStats.stored += 1;
       return refuse("spooled");
     };
@@ -234,7 +268,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
         const stream = prefixed(head.consumed, body, contentLength);
         const spooled = await deadline.race(toSpool({ stream, length: contentLength })).catch(() => refuse(earlyEnd("receiving", deadline)));
         // The body went into the failed store: there is nothing left to send Sentry.
-        return spooled ?? refuse("upstream_unreachable");
+        return spooled ?? refuse("spool_unavailable");
       }
     }
 
@@ -339,7 +373,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
 }
 
 /** Where CSP reports go, and the project their log lines name, worked out once. */
-function securityReportTarget(reports: SecurityReportSettings, upstreamOrigin: string | undefined): { url: string; project: TunnelQuery } {
+function securityReportTarget(reports: OwnProject, upstreamOrigin: string | undefined): { url: string; project: TunnelQuery } {
   const { org, region, projectId } = projectOf(reports.dsn);
   return { url: securityEndpointFor(reports, upstreamOrigin), project: { org, region, project: projectId } };
 }

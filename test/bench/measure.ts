@@ -8,7 +8,7 @@ import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 
 import { fetchOnce } from "../support/http";
-import { APP_DSN, bundleForWorkerd, root, wranglerCompatibility } from "../support/worker";
+import { APP_DSN, bundleFixture, root, wranglerCompatibility } from "../support/worker";
 import { runLoad, type Load } from "./wrk";
 
 export const MiB = 1024 * 1024;
@@ -249,7 +249,7 @@ export async function startExamplesShapeWorker(ingestOrigin: string): Promise<Be
 
 /** `@sentry/core`'s `handleTunnelRequest`, bundled into a Worker, without the asset router. */
 export async function startCoreTunnelWorker(ingestOrigin: string): Promise<BenchWorker> {
-  const outfile = await bundleForWorkerd("test/bench/fixtures/core-tunnel.ts");
+  const outfile = await bundleFixture("test/bench/fixtures/core-tunnel.ts");
   return started(
     new Miniflare({
       rootPath: root,

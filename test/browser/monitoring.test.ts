@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+
 import type { Browser, Page, Request } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
@@ -5,7 +7,7 @@ import { launchChromium } from "../support/chromium";
 import { payloads, received, type Received } from "../support/envelopes";
 import { answerOk, eventually, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
-import { APP_DSN } from "../support/worker";
+import { APP_DSN, bundleFixture } from "../support/worker";
 
 interface Breadcrumb {
   category?: string;
@@ -25,6 +27,8 @@ interface BrowserEvent {
 }
 
 const ENVIRONMENT = "browser-test";
+/** A second project, a micro-frontend team's, allowed through the same tunnel. */
+const TEAM_DSN = "https://fedcba9876543210fedcba9876543210@o4501.ingest.us.sentry.io/4503";
 
 /** CORS for the page's own requests to the fake ingest, which plays a third-party API here. */
 const answerWithCors: IngestBehaviour = (request, response, body) => {
@@ -52,6 +56,7 @@ describe("monitoring in Chromium, through the tunnel", () => {
         TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
         TUNNEL_SPOOL_RETRY_SECONDS: "1",
         CSP_CONNECT_ORIGINS: ingest.origin,
+        TUNNEL_ALLOWED_DSNS: TEAM_DSN,
       }),
       launchChromium(),
     ]);
@@ -371,5 +376,23 @@ describe("monitoring in Chromium, through the tunnel", () => {
     const accepted = () => received(ingest.deliveries.slice(recovery)).map(({ envelope }) => JSON.stringify(envelope.items.map((item) => item.payload.toString("utf8"))));
     await eventually(() => [1, 2, 3].every((index) => accepted().some((items) => items.includes(`outage error ${index}`))), 45_000);
     await page.close();
+  });
+
+  it("reports a micro-frontend's errors to two projects, multiplexed by the SDK through the one tunnel", async () => {
+    const script = readFileSync(await bundleFixture("test/browser/fixtures/micro-frontend.ts"), "utf8");
+    // The page's CSP lets no test script in; the set-up is the SDK's, not the page's.
+    const context = await browser.newContext({ bypassCSP: true });
+    const page = await context.newPage();
+    await page.goto(`${server.origin}/`, { waitUntil: "load" });
+    await page.addScriptTag({ content: script, type: "module" });
+    await page.waitForFunction(() => "reportFromTeams" in window);
+    const tunnel = await page.evaluate(() => JSON.parse(document.getElementById("monitoring-settings")!.textContent!).tunnel as string);
+    await page.evaluate((settings) => window.reportFromTeams(settings), { appDsn: APP_DSN, teamDsn: TEAM_DSN, tunnel });
+
+    const projectOf = (text: string) => ingest.deliveries.find((delivery) => delivery.url.startsWith("/api/") && delivery.body.toString("utf8").includes(text))?.url;
+    await eventually(() => projectOf("the checkout team's error") !== undefined && projectOf("the app's own error") !== undefined, 10_000);
+    expect(projectOf("the checkout team's error")).toBe("/api/4503/envelope/?hsts=0");
+    expect(projectOf("the app's own error")).toBe("/api/4502/envelope/?hsts=0");
+    await context.close();
   });
 });

@@ -43,8 +43,10 @@ interface DatasetSettings {
 }
 
 export interface WorkerOptions {
-  /** Replaces `wrangler.toml`'s rate limit: suites that are not about it send far more than 60 per 10 s. */
+  /** Replaces `wrangler.toml`'s request rate limit: suites that are not about it send far more than 60 per 10 s. */
   rateLimit?: { limit: number; period: number };
+  /** Replaces other rate-limit bindings of `wrangler.toml` by name (the spool's byte budgets). */
+  rateLimits?: Record<string, { limit: number; period: number }>;
   /** `false`: no spool bindings, as a deployment without them runs; Sentry's failures then reach the client. */
   spool?: boolean;
 }
@@ -92,7 +94,7 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
     ratelimits: Object.fromEntries(
       (config.ratelimits as RateLimitSettings[]).map(({ name, namespace_id, simple }) => [
         name,
-        { namespace_id, simple: options.rateLimit ?? simple },
+        { namespace_id, simple: (name === "TUNNEL_RATE_LIMITER" ? options.rateLimit : options.rateLimits?.[name]) ?? simple },
       ]),
     ),
     analyticsEngineDatasets: Object.fromEntries(
@@ -137,11 +139,11 @@ function spoolBindings(queues: QueueSettings, buckets: BucketSettings[]) {
 }
 
 /**
- * Bundles a fixture Worker (a path under the project) as the app's build does, for workerd, and
- * returns the bundle's path: under `.cache/` (workerd refuses paths above the project), outside
- * `build/`, which is deployed.
+ * Bundles a fixture (a path under the project: a Worker for workerd, or a script for the browser)
+ * as the app's build does, and returns the bundle's path: under `.cache/` (workerd refuses paths
+ * above the project), outside `build/`, which is deployed.
  */
-export async function bundleForWorkerd(entry: string): Promise<string> {
+export async function bundleFixture(entry: string): Promise<string> {
   const outfile = `${root}.cache/fixtures/${entry.replaceAll("/", "-").replace(/\.ts$/, ".js")}`;
   await build({
     entryPoints: [`${root}${entry}`],

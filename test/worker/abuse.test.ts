@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildEnvelope, parseEnvelope } from "../support/envelopes";
 import { eventually, FakeIngest } from "../support/fake-ingest";
 import { fetchOnce } from "../support/http";
-import { APP_DSN, bundleForWorkerd, startWorker, wranglerCompatibility, type RunningWorker } from "../support/worker";
+import { APP_DSN, bundleFixture, startWorker, wranglerCompatibility, type RunningWorker } from "../support/worker";
 
 const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 
@@ -233,7 +233,7 @@ describe("fuzzing the tunnel through workerd", () => {
 describe("a bug in the tunnel itself", () => {
   it("answers 500 and is reported by the Worker's own SDK, straight to Sentry, not through the tunnel", async () => {
     const ingest = await FakeIngest.start();
-    const script = await bundleForWorkerd("test/worker/fixtures/broken-tunnel.ts");
+    const script = await bundleFixture("test/worker/fixtures/broken-tunnel.ts");
     const miniflare = new Miniflare({
       modules: [{ type: "ESModule", path: script }],
       ...wranglerCompatibility(),

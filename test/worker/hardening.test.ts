@@ -110,7 +110,8 @@ describe("the tunnel under attack, in workerd", () => {
       ["a query after the project id", envelope(`${APP_DSN}?x=1`), "dsn_invalid"],
       ["a fragment after the project id", envelope(`${APP_DSN}#x`), "dsn_invalid"],
       ["a port", envelope(APP_DSN.replace("sentry.io/", "sentry.io:443/")), "dsn_not_allowed"],
-      ["a legacy secret", envelope(APP_DSN.replace("@", ":secret@")), "dsn_not_allowed"],
+      ["a legacy secret and a port", envelope(APP_DSN.replace("@", ":secret@").replace("sentry.io/", "sentry.io:443/")), "dsn_not_allowed"],
+      ["a legacy secret and another case", envelope(APP_DSN.replace("@", ":secret@").replace("ingest", "INGEST")), "dsn_not_allowed"],
       [
         "two dsn keys",
         Buffer.from(`{"dsn":"https://0123456789abcdef0123456789abcdef@evil.example/4502","dsn":"${APP_DSN}"}\n{"type":"event"}\n{}\n`),

@@ -10,6 +10,7 @@ import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
 const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 const OTHER_DSN = "https://fedcba9876543210fedcba9876543210@o4501.ingest.us.sentry.io/4503";
 const MiB = 1024 * 1024;
+const UNLIMITED_BUDGETS = { TUNNEL_SPOOL_CLIENT_BUDGET: { limit: 1_000_000, period: 60 }, TUNNEL_SPOOL_TOTAL_BUDGET: { limit: 1_000_000, period: 60 } };
 /** Retries start at 1 s here (10 s in wrangler.toml), so that an outage's backlog drains within a test. */
 const FAST_RETRIES = { TUNNEL_SPOOL_RETRY_SECONDS: "1" };
 
@@ -36,14 +37,18 @@ function content(body: Buffer, gzip: boolean): { header: Record<string, unknown>
 
 /** An ingest whose answers a test switches; it records every envelope it accepted with a 2xx. */
 class SwitchableIngest {
-  readonly accepted: { body: Buffer; gzip: boolean }[] = [];
+  readonly accepted: { id: string; body: Buffer; gzip: boolean }[] = [];
   constructor(readonly ingest: FakeIngest) {}
 
   set(behaviour: "up" | "503" | "silent" | IngestBehaviour): void {
     this.ingest.respondWith((request, response, body) => {
       if (behaviour === "up") {
-        this.accepted.push({ body, gzip: request.headers["content-encoding"] === "gzip" });
+        // Answered first, read after: a slow answer here would be Sentry's, and the tunnel would
+        // rightly send the envelope again.
         answerOk(request, response, body);
+        const gzip = request.headers["content-encoding"] === "gzip";
+        const id = (parseEnvelope(gzip ? gunzipSync(body) : body).header.event_id ?? "") as string;
+        this.accepted.push({ id, body, gzip });
       } else if (behaviour === "503") {
         response.writeHead(503, { "content-type": "text/plain" });
         response.end("busy");
@@ -58,12 +63,18 @@ class SwitchableIngest {
   /** Envelope id → how many times it was accepted. */
   counts(): Map<string, number> {
     const counts = new Map<string, number>();
-    for (const { body, gzip } of this.accepted) {
-      const id = (parseEnvelope(gzip ? gunzipSync(body) : body).header.event_id ?? "") as string;
-      counts.set(id, (counts.get(id) ?? 0) + 1);
-    }
+    for (const { id } of this.accepted) counts.set(id, (counts.get(id) ?? 0) + 1);
     return counts;
   }
+}
+
+/** The `discarded_events` of each client report the ingest received. */
+function clientReports(ingest: FakeIngest): unknown[] {
+  return ingest.deliveries.flatMap((delivery) =>
+    parseEnvelope(delivery.body)
+      .items.filter((item) => item.header.type === "client_report")
+      .map((item) => (JSON.parse(item.payload.toString("utf8")) as { discarded_events: unknown }).discarded_events),
+  );
 }
 
 function spoolLines(worker: RunningWorker): Record<string, unknown>[] {
@@ -84,7 +95,8 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     worker = await startWorker(
       // Outside production, where the Monitoring panel shows the spool's counts.
       { SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "staging", TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_UPSTREAM_TIMEOUT_MS: "1500", ...FAST_RETRIES },
-      { rateLimit: { limit: 1_000_000, period: 10 } },
+      // One client stores far more than its byte budget here; the budget has a test of its own.
+      { rateLimit: { limit: 1_000_000, period: 10 }, rateLimits: UNLIMITED_BUDGETS },
     );
   });
   afterAll(async () => {
@@ -120,9 +132,10 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     upstream.set("up");
 
     const accepted = envelopes.filter((envelope) => (statuses.get(envelope.id) ?? 0) < 300);
-    await eventually(() => accepted.every((envelope) => upstream.counts().has(envelope.id)), 90_000);
+    // Envelopes tried during the outage wait out their backoff (from 1 s here, doubling, with jitter).
+    await eventually(() => accepted.every((envelope) => upstream.counts().has(envelope.id)), 120_000, 200);
     const counts = upstream.counts();
-    const byId = new Map(upstream.accepted.map((delivery) => [parseEnvelope(delivery.gzip ? gunzipSync(delivery.body) : delivery.body).header.event_id, delivery]));
+    const byId = new Map(upstream.accepted.map((delivery) => [delivery.id, delivery]));
     const changed = accepted.filter((envelope) => {
       const delivery = byId.get(envelope.id)!;
       const sent = content(envelope.sent, envelope.gzip);
@@ -148,7 +161,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
       r2ObjectsLeft: (await bucket.list()).objects.length,
     };
     console.log(`spool ledger: ${JSON.stringify(figures)}`);
-    expect(figures).toMatchObject({ lost: 0, changed: 0, r2ObjectsLeft: 0 });
+    expect(figures).toMatchObject({ lost: 0, duplicated: 0, changed: 0, r2ObjectsLeft: 0 });
     // The home page's Monitoring panel tells the same story.
     const html = await (await worker.fetch("/")).text();
     expect(html).toContain(`0 waiting, ${figures.spooled} delivered, 0 dropped, of ${figures.spooled} stored by this instance`);
@@ -156,7 +169,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     // flight, at most one per connection, when the third failure opened it.
     expect(figures.refusedSizes.every((size) => size > 64 * 1024)).toBe(true);
     expect(figures.refused).toBeLessThanOrEqual(16);
-  });
+  }, 150_000);
 });
 
 describe("the spool keeps what Sentry refused out of it", () => {
@@ -177,11 +190,7 @@ describe("the spool keeps what Sentry refused out of it", () => {
 
   const post = (body: Buffer) => worker.fetch(TUNNEL, { method: "POST", body: new Uint8Array(body) });
 
-  it.each([
-    [413, "forwarded"],
-    [400, "forwarded"],
-    [403, "forwarded"],
-  ])("passes Sentry's %i on and stores nothing", async (status, outcome) => {
+  it.each([413, 400, 403])("passes Sentry's %i on and stores nothing", async (status) => {
     ingest.respondWith((_request, response) => {
       response.writeHead(status, { "content-type": "application/json" });
       response.end("{}");
@@ -190,7 +199,9 @@ describe("the spool keeps what Sentry refused out of it", () => {
     const response = await post(envelope.sent);
     expect(response.status).toBe(status);
     const line = tunnelLines(worker).at(-1)!;
-    expect(line).toMatchObject({ outcome, upstream_status: status });
+    expect(line).toMatchObject({ outcome: "forwarded", upstream_status: status });
+    await ingest.settled();
+    expect(ingest.deliveries).toHaveLength(1);
   });
 
   it("holds Sentry's rate limit at the edge: that category waits, others and other DSNs pass, until it expires", async () => {
@@ -216,10 +227,14 @@ describe("the spool keeps what Sentry refused out of it", () => {
     expect(await held[0]!.json()).toMatchObject({ reason: "sentry_rate_limited" });
     expect(calls).toBe(1);
     console.log(`edge rate limit: ${held.length} upstream calls saved`);
+    // Sentry hears of what the edge held back, in one client report, as the SDK would tell it.
+    await eventually(() => clientReports(ingest).length === 1, 5_000);
+    expect(clientReports(ingest)).toEqual([[{ reason: "ratelimit_backoff", category: "error", quantity: 10 }]]);
 
+    const reportsSoFar = calls;
     expect((await post(transaction)).status).toBe(200);
     expect((await worker.fetch("/monitoring?o=4501&p=4503&r=us", { method: "POST", body: new Uint8Array(error(OTHER_DSN)) })).status).toBe(200);
-    expect(calls).toBe(3);
+    expect(calls).toBe(reportsSoFar + 2);
 
     // The limit said 2 s: after it, errors go to Sentry again.
     await eventually(
@@ -231,7 +246,7 @@ describe("the spool keeps what Sentry refused out of it", () => {
       5_000,
       100,
     );
-    expect(calls).toBe(4);
+    expect(calls).toBe(reportsSoFar + 3);
   });
 });
 
@@ -273,11 +288,34 @@ describe("the spool's consumer", () => {
     expect(arrived.rest.equals(sent.rest)).toBe(true);
   });
 
+  it("sends a sent_at it cannot move as it was, rather than retrying it for ever", async () => {
+    const odd = Buffer.from(`${JSON.stringify({ dsn: APP_DSN, event_id: "b".repeat(32), sent_at: "+275760-09-13T00:00:00.000Z" })}\n{"type":"event"}\n{}\n`);
+    await enqueue({ receivedAt: Date.now() - 60_000, body: new Uint8Array(odd) });
+    await eventually(() => ingest.deliveries.length === 1, 10_000);
+    expect(ingest.deliveries[0]!.body.equals(odd)).toBe(true);
+  });
+
+  it("keeps a gzip body compressed: a 19 MiB bomb of 19 KiB goes out at its own size, its sent_at moved", async () => {
+    const hourAgo = new Date(Date.now() - 61 * 60 * 1000);
+    const plain = Buffer.concat([Buffer.from(`${JSON.stringify({ dsn: APP_DSN, event_id: "c".repeat(32), sent_at: hourAgo.toISOString() })}\n{"type":"attachment","length":${19 * 1024 * 1024}}\n`), Buffer.alloc(19 * 1024 * 1024)]);
+    const bomb = gzipSync(plain);
+    await enqueue({ receivedAt: hourAgo.getTime(), body: new Uint8Array(bomb), headers: { "content-encoding": "gzip" } });
+    await eventually(() => ingest.deliveries.length === 1, 10_000);
+    const [delivery] = ingest.deliveries;
+    expect(delivery!.headers["content-encoding"]).toBe("gzip");
+    expect(delivery!.body.length).toBeLessThanOrEqual(bomb.length + 32);
+    const sentAt = Date.parse(parseEnvelope(gunzipSync(delivery!.body)).header.sent_at as string);
+    expect(Math.abs(Date.now() - sentAt)).toBeLessThan(60_000);
+  });
+
   it("drops an envelope older than 24 hours, with a log line, and never sends it", async () => {
     const old = Date.now() - 25 * 60 * 60 * 1000;
     await enqueue({ receivedAt: old, body: new Uint8Array(built(50, false, new Date(old)).sent) });
     await eventually(() => spoolLines(worker).some((line) => line.outcome === "expired"), 10_000);
-    expect(ingest.arrivals).toBe(0);
+    // What reaches Sentry is only the edge's word that it gave one error up.
+    await eventually(() => clientReports(ingest).length === 1, 5_000);
+    expect(clientReports(ingest)).toEqual([[{ reason: "network_error", category: "attachment", quantity: 1 }]]);
+    expect(ingest.arrivals).toBe(1);
   });
 
   it("drops an envelope that Sentry answers with a redirect, which is never followed", async () => {
@@ -315,5 +353,98 @@ describe("the spool's consumer", () => {
       ["delivered", 200],
     ]);
     expect(ingest.deliveries).toHaveLength(3);
+  });
+});
+
+describe("the spool's bounds", () => {
+  let ingest: FakeIngest;
+  let worker: RunningWorker;
+  beforeAll(async () => {
+    ingest = await FakeIngest.start();
+    worker = await startWorker(
+      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_UPSTREAM_TIMEOUT_MS: "1500", ...FAST_RETRIES },
+      // Three 256 KiB units per client per minute, so that the test reaches the budget quickly.
+      { rateLimit: { limit: 1_000_000, period: 10 }, rateLimits: { TUNNEL_SPOOL_CLIENT_BUDGET: { limit: 3, period: 60 } } },
+    );
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await ingest?.stop();
+  });
+  afterEach(() => ingest.reset());
+
+  const send = (envelope: Built, ip: string) =>
+    worker.fetch(TUNNEL, { method: "POST", body: new Uint8Array(envelope.sent), headers: { "cf-connecting-ip": ip } });
+
+  it("stores at most a client's byte budget, answers 503 with Retry-After past it, stores other clients' still, and tells Sentry", async () => {
+    const upstream = new SwitchableIngest(ingest);
+    upstream.set("503");
+    const statuses: number[] = [];
+    for (let sent = 0; sent < 24; sent += 1) {
+      const response = await send(built(60_000, false), "203.0.113.60");
+      statuses.push(response.status);
+      if (response.status === 503) {
+        expect(response.headers.get("retry-after")).toBe("60");
+        expect(await response.json()).toMatchObject({ reason: "spool_full" });
+      } else {
+        await response.arrayBuffer();
+      }
+    }
+    const stored = statuses.filter((status) => status === 202).length;
+    const refused = statuses.filter((status) => status === 503).length;
+    // Stored until the budget ran out (3 units of 256 KiB, and what is carried short of a unit), then refused.
+    expect(statuses).toEqual([...Array<number>(stored).fill(202), ...Array<number>(refused).fill(503)]);
+    expect(stored * 60_000).toBeLessThanOrEqual(4 * 256 * 1024);
+    expect(refused).toBeGreaterThan(0);
+    expect((await send(built(60_000, false), "203.0.113.61")).status).toBe(202);
+
+    upstream.set("up");
+    await eventually(() => upstream.accepted.length >= stored + 1 && clientReports(ingest).length === 1, 20_000);
+    expect(clientReports(ingest)).toEqual([[{ reason: "queue_overflow", category: "attachment", quantity: refused }]]);
+  });
+});
+
+describe("the breaker, fair to Sentry and to clients", () => {
+  let ingest: FakeIngest;
+  let worker: RunningWorker;
+  beforeAll(async () => {
+    ingest = await FakeIngest.start();
+    worker = await startWorker(
+      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_UPSTREAM_TIMEOUT_MS: "1500", ...FAST_RETRIES },
+      { rateLimit: { limit: 1_000_000, period: 10 } },
+    );
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await ingest?.stop();
+  });
+
+  it("lets no slow client open the breaker: a body whose last byte comes just before the deadline is answered live, once", async () => {
+    // Sentry takes 300 ms: an envelope whose body ends 100 ms before the deadline needs its share after it.
+    ingest.respondWith((request, response, body) => setTimeout(() => answerOk(request, response, body), 300));
+    const trickled = async () => {
+      const envelope = built(100, false);
+      let push!: (chunk: Uint8Array<ArrayBuffer> | null) => void;
+      const body = new ReadableStream<Uint8Array<ArrayBuffer>>({
+        start(controller) {
+          push = (chunk) => (chunk ? controller.enqueue(chunk) : controller.close());
+        },
+      });
+      const answer = worker.fetch(TUNNEL, { method: "POST", body, headers: { "content-length": String(envelope.sent.length) } });
+      push(new Uint8Array(envelope.sent.subarray(0, 50)));
+      await new Promise((resolve) => setTimeout(resolve, 1_400));
+      push(new Uint8Array(envelope.sent.subarray(50)));
+      push(null);
+      return { envelope, response: await answer };
+    };
+    const results = await Promise.all([trickled(), trickled(), trickled(), trickled()]);
+    expect(results.map(({ response }) => response.status)).toEqual([200, 200, 200, 200]);
+    // The breaker stayed closed: a quick client's envelope goes to Sentry, not to the spool.
+    const quick = await worker.fetch(TUNNEL, { method: "POST", body: new Uint8Array(built(100, false).sent) });
+    expect(quick.status).toBe(200);
+    await ingest.settled();
+    const ids = ingest.deliveries.map((delivery) => parseEnvelope(delivery.body).header.event_id);
+    for (const { envelope } of results) expect(ids.filter((id) => id === envelope.id)).toHaveLength(1);
+    expect(spoolLines(worker).filter((line) => line.outcome === "delivered")).toHaveLength(0);
   });
 });

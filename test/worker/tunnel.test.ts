@@ -200,12 +200,12 @@ describe("the tunnel in workerd", () => {
       ["a body that is not gzip", () => post(worker, TUNNEL, envelope(), { "content-encoding": "gzip" }), 400, "bad_compression"],
       [
         "a DSN that is not allowed",
-        () => post(worker, at("o=666&p=4502&r=us"), envelope(undefined, "https://0123456789abcdef0123456789abcdef@o666.ingest.us.sentry.io/4502")),
+        () => post(worker, TUNNEL, envelope(undefined, "https://0123456789abcdef0123456789abcdef@o666.ingest.us.sentry.io/4502")),
         403,
         "dsn_not_allowed",
       ],
-      ["a query for another project", () => post(worker, at("o=4501&p=1&r=us"), envelope()), 403, "query_mismatch"],
-      ["a query for another region", () => post(worker, at("o=4501&p=4502&r=de"), envelope()), 403, "query_mismatch"],
+      ["a query naming no allowed project", () => post(worker, at("o=4501&p=1&r=us"), envelope()), 403, "query_not_allowed"],
+      ["a query for an allowed project in another region", () => post(worker, at("o=4501&p=4502&r=de"), envelope()), 403, "query_not_allowed"],
     ];
 
     it.each(cases)("%s is refused", async (_name, send, status, reason) => {
