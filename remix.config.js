@@ -15,7 +15,8 @@ export default {
   serverConditions: ["workerd", "worker", "browser"],
   serverDependenciesToBundle: [/^(?!cloudflare:)/],
   serverMainFields: ["browser", "module", "main"],
-  serverMinify: true,
+  // Minified for deploys; `npm run dev` (`remix watch`, NODE_ENV=development) skips it for speed.
+  serverMinify: process.env.NODE_ENV !== "development",
   serverModuleFormat: "esm",
   serverPlatform: "neutral",
   future: {

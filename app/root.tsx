@@ -18,7 +18,7 @@ import { browserMonitoringSettings } from "./monitoring/browser-settings.server"
 import { ErrorReference } from "./monitoring/error-reference";
 import { monitoringSummary } from "./monitoring/monitoring-summary.server";
 import { MonitoringSettingsScript } from "./monitoring/settings-script";
-import { NotFoundPage } from "./pages/not-found";
+import { GoHome, NotFoundPage } from "./pages/not-found";
 import { useNonce } from "./security/nonce";
 import stylesheet from "./styles/app.css";
 
@@ -99,11 +99,7 @@ export function ErrorBoundary() {
       <h1 id="error-title">Something went wrong</h1>
       <p>The page could not be shown. The problem has been recorded; trying again in a moment usually helps.</p>
       <ErrorReference error={error} />
-      <p>
-        <Link to="/" className="button">
-          Go to the home page
-        </Link>
-      </p>
+      <GoHome />
     </section>
   );
 }

@@ -1,18 +1,101 @@
-// `npm run deploy`, after the build: uploads the source maps to Sentry when SENTRY_AUTH_TOKEN is
-// set, then deploys the bundle the build prepared. Without a token it says so and deploys anyway.
-import { execFileSync } from "node:child_process";
+// `npm run deploy`, after the build: checks what it can before anything is uploaded, deploys the
+// bundle the build prepared, and only then uploads the source maps to Sentry and finalises the
+// release, so that a failed deploy leaves no release behind. Extra arguments go to `wrangler
+// deploy` (`--var NAME:VALUE`, `--env`). Every failure is one line, never a stack trace.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+import { Miniflare } from "miniflare";
+import { unstable_readConfig } from "wrangler";
 
 import { resolveRelease } from "./release.mjs";
 
-const run = (command, args) => execFileSync(command, args, { stdio: "inherit" });
+const passed = process.argv.slice(2);
+const problems = [];
+
+try {
+  if (!process.env.CLOUDFLARE_API_TOKEN && !loggedIn()) {
+    problems.push("Cloudflare: not logged in. Run `npx wrangler login`, or set CLOUDFLARE_API_TOKEN.");
+  }
+  if (process.env.SENTRY_AUTH_TOKEN) {
+    for (const name of ["SENTRY_ORG", "SENTRY_PROJECT"]) {
+      if (!process.env[name]) problems.push(`Sentry: ${name} is not set; source maps need it with SENTRY_AUTH_TOKEN.`);
+    }
+  }
+  if (!existsSync("build/index.js")) problems.push("Build: build/index.js is missing; `npm run deploy` builds it first.");
+  else {
+    const configProblem = await workerConfigProblem();
+    if (configProblem) problems.push(`Configuration: ${configProblem}`);
+  }
+} catch (error) {
+  problems.push(`Checks: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+}
+if (problems.length > 0) {
+  for (const problem of problems) console.error(problem);
+  console.error("Nothing was deployed or uploaded.");
+  process.exit(1);
+}
+
+if (!run("wrangler", ["deploy", ...passed])) {
+  console.error("wrangler deploy failed (above); no release was made in Sentry.");
+  process.exit(1);
+}
 
 if (process.env.SENTRY_AUTH_TOKEN) {
   const release = resolveRelease();
-  // SENTRY_ORG and SENTRY_PROJECT come from the environment, as sentry-cli reads them.
-  run("sentry-cli", ["releases", "new", release]);
-  run("sentry-cli", ["sourcemaps", "upload", "--release", release, "public/build", "build"]);
-  run("sentry-cli", ["releases", "finalize", release]);
+  const uploaded =
+    run("sentry-cli", ["releases", "new", release]) &&
+    run("sentry-cli", ["sourcemaps", "upload", "--release", release, "public/build", "build"]) &&
+    run("sentry-cli", ["releases", "finalize", release]);
+  if (!uploaded) {
+    console.error(`The Worker is deployed, but the source maps of release ${release} were not uploaded (above); run \`npm run deploy\` again to retry.`);
+    process.exit(1);
+  }
 } else {
   console.warn("SENTRY_AUTH_TOKEN is not set: source maps are not uploaded, stack traces stay minified.");
 }
-run("wrangler", ["deploy"]);
+
+/** Whether wrangler has a login saved where it keeps one. */
+function loggedIn() {
+  const base = process.env.XDG_CONFIG_HOME ?? join(homedir(), ".config");
+  return [join(base, ".wrangler", "config", "default.toml"), join(homedir(), ".wrangler", "config", "default.toml")].some(existsSync);
+}
+
+/**
+ * Starts the built Worker with the variables the deploy would give it: the Worker reads and checks
+ * them when it starts, so a bad one is refused here, with its name, instead of after the upload.
+ */
+async function workerConfigProblem() {
+  const config = unstable_readConfig({ config: "wrangler.toml" });
+  const vars = { ...config.vars };
+  for (let index = 0; index < passed.length; index += 1) {
+    const value = passed[index] === "--var" ? passed[index + 1] : passed[index].startsWith("--var=") ? passed[index].slice(6) : undefined;
+    const colon = value?.indexOf(":") ?? -1;
+    if (value && colon > 0) vars[value.slice(0, colon)] = value.slice(colon + 1);
+  }
+  let output = "";
+  const miniflare = new Miniflare({
+    modules: [{ type: "ESModule", path: "build/index.js" }],
+    compatibilityDate: config.compatibility_date,
+    compatibilityFlags: config.compatibility_flags,
+    bindings: vars,
+    handleRuntimeStdio(stdout, stderr) {
+      for (const stream of [stdout, stderr]) stream.on("data", (chunk) => (output += chunk.toString("utf8")));
+    },
+  });
+  try {
+    await miniflare.ready;
+    return undefined;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return /ConfigError: ([^\n]*)/.exec(output)?.[1] ?? message.split("\n")[0];
+  } finally {
+    await miniflare.dispose().catch(() => {});
+  }
+}
+
+function run(command, args) {
+  return spawnSync(command, args, { stdio: "inherit" }).status === 0;
+}

@@ -10,11 +10,18 @@ export function NotFoundPage() {
       <p>
         There is nothing at <code>{pathname}</code>. It may have moved, or the link may be mistyped.
       </p>
-      <p>
-        <Link to="/" className="button">
-          Go to the home page
-        </Link>
-      </p>
+      <GoHome />
     </section>
+  );
+}
+
+/** The way out of every error page. */
+export function GoHome() {
+  return (
+    <p>
+      <Link to="/" className="button">
+        Go to the home page
+      </Link>
+    </p>
   );
 }

@@ -1,6 +1,6 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/cloudflare";
 // `redirect` from here, not from the server runtime: the browser's button throws one too.
-import { Form, isRouteErrorResponse, json, Link, redirect, useLoaderData, useRouteError, useRouteLoaderData } from "@remix-run/react";
+import { Form, isRouteErrorResponse, json, Link, redirect, useLoaderData, useRouteError } from "@remix-run/react";
 import { lastEventId, logger } from "@sentry/remix";
 import { useState, type ReactNode } from "react";
 
@@ -8,17 +8,17 @@ import { ErrorReference } from "../monitoring/error-reference";
 import { admitSelfTest, selfTestHeaders } from "../monitoring/self-test.server";
 import { NotFoundPage } from "../pages/not-found";
 import { currentTunnelSequence, useTunnelAnswers, type TunnelAnswer } from "../monitoring/tunnel-status";
-import type { loader as rootLoader } from "../root";
 
 export const meta: MetaFunction = () => [{ title: "Self-test · Edge Monitoring Tunnel" }];
-
-const SPOTLIGHT_URL = "http://localhost:8969";
 
 export const headers = selfTestHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
   await admitSelfTest(context, request, { reports: false });
-  return { redirected: new URL(request.url).searchParams.get("redirected") };
+  const { sentry, tunnel } = context.config;
+  // In development the upstream origin is Spotlight (`npm start` and `npm run dev` set it).
+  const spotlight = sentry.environment === "development" ? tunnel.upstreamOrigin : undefined;
+  return { redirected: new URL(request.url).searchParams.get("redirected"), spotlight: spotlight ?? null };
 }
 
 /** The server side of the self-test: a failing action, and a redirect thrown as Remix code does. */
@@ -44,8 +44,8 @@ interface Trial {
 }
 
 export default function SelfTest() {
-  const { redirected } = useLoaderData<typeof loader>();
-  return <SelfTestPage redirected={redirected} />;
+  const { redirected, spotlight } = useLoaderData<typeof loader>();
+  return <SelfTestPage redirected={redirected} spotlight={spotlight} />;
 }
 
 /**
@@ -76,8 +76,7 @@ export function ErrorBoundary() {
   );
 }
 
-function SelfTestPage({ redirected, children }: { redirected: string | null; children?: ReactNode }) {
-  const environment = useRouteLoaderData<typeof rootLoader>("root")?.sentry?.environment;
+function SelfTestPage({ redirected, spotlight = null, children }: { redirected: string | null; spotlight?: string | null; children?: ReactNode }) {
   const answers = useTunnelAnswers();
   const [trial, setTrial] = useState<Trial>();
 
@@ -95,10 +94,10 @@ function SelfTestPage({ redirected, children }: { redirected: string | null; chi
       <p>
         Each button makes the app fail on purpose, so you can watch the failure arrive in Sentry — or, for the
         filtered ones, not arrive.
-        {environment === "development" && (
+        {spotlight && (
           <>
             {" "}
-            Locally, everything lands in <a href={SPOTLIGHT_URL}>Spotlight</a>.
+            Locally, everything lands in <a href={spotlight}>Spotlight</a>.
           </>
         )}
       </p>

@@ -1,5 +1,6 @@
 import { tunnelDataPoint } from "./analytics.server";
 import { createClientLimiter } from "./client-limiter.server";
+import { discardedCategories, type ClientReports } from "./client-reports.server";
 import { corsHeadersFor, PREFLIGHT_HEADERS } from "./cors.server";
 import { Deadline, earlyEnd, type EarlyEnd } from "./deadline.server";
 import type { Dsn } from "./dsn.server";
@@ -22,17 +23,16 @@ import {
   upstreamRequestHeaders,
   type ContentEncoding,
 } from "./header-policy.server";
-import { SentryLimits } from "./sentry-limits.server";
-import { discardedCategories, type ClientReports } from "./client-reports.server";
-import { createSpoolBudget, SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "./spool-budget.server";
 import { readSecurityReport, securityEndpointFor, type OwnProject } from "./security-report.server";
+import { SentryLimits } from "./sentry-limits.server";
+import { createSpoolBudget, SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "./spool-budget.server";
 import { createSpool, type Spool, type SpoolBody, type SpooledEnvelope } from "./spool.server";
 import type { SpoolStats } from "./spool-stats.server";
 import { TUNNEL_ANSWERS, tunnelAnswer, type TunnelAnswerCode } from "./tunnel-answers.server";
-import { UpstreamBreaker } from "./upstream-breaker.server";
-import { projectOf } from "./upstream-target.server";
 import { SECURITY_REPORT_PATH, TUNNEL_PATH } from "./tunnel-path";
 import { parseTunnelQuery, type TunnelQuery } from "./tunnel-query.server";
+import { UpstreamBreaker } from "./upstream-breaker.server";
+import { projectOf } from "./upstream-target.server";
 
 /** The tunnel's settings, as `app/config.server.ts` reads them from the Worker's variables. */
 export interface TunnelSettings {
@@ -158,7 +158,7 @@ interface Facts {
 export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = {}): Tunnel {
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
   const partners: ReadonlySet<string> = new Set(settings.allowedOrigins);
-  const { rateLimiter, analytics, log = logToConsole, reportError, spool, limits = new SentryLimits(), spoolStats, spoolBudget, reports: clientReports } = runtime;
+  const { rateLimiter, analytics, log = logToConsole, reportError, spool, limits = new SentryLimits(), spoolStats, spoolBudget, reports } = runtime;
   const clientAllowed = rateLimiter && createClientLimiter(rateLimiter, settings.rateLimitPeriodSeconds);
   const namesAllowedProject = allowedQueries(allowList);
   const breakers = new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker()]));
@@ -166,7 +166,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
   // Sentry's own header: no categories means every category, so the SDK holds back everything.
   const limitedHeaders = { "retry-after": period, "x-sentry-rate-limits": `${period}::key` };
   const allowHeader = { allow: partners.size > 0 ? "POST, OPTIONS" : "POST" };
-  const reports = settings.ownProject && securityReportTarget(settings.ownProject, settings.upstreamOrigin);
+  const securityTarget = settings.ownProject && securityReportTarget(settings.ownProject, settings.upstreamOrigin);
 
   const refuse = (code: TunnelAnswerCode, headers?: Record<string, string>): Handled => ({
     response: tunnelAnswer(code, headers),
@@ -178,7 +178,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
   async function admit(request: Request, facts: Facts): Promise<Handled | TunnelQuery> {
     if (clientAllowed && !(await clientAllowed(request.headers.get("cf-connecting-ip")))) return refuse("rate_limited", limitedHeaders);
     const url = new URL(request.url);
-    if (url.pathname === SECURITY_REPORT_PATH && reports) facts.kind = "security_report";
+    if (url.pathname === SECURITY_REPORT_PATH && securityTarget) facts.kind = "security_report";
     else if (url.pathname !== TUNNEL_PATH) return refuse("not_found");
 
     const origin = request.headers.get("origin");
@@ -189,7 +189,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
       return { response, code: null, outcome: "preflight" };
     }
     if (request.method !== "POST") return refuse("method_not_allowed", allowHeader);
-    if (facts.kind === "security_report") return reports!.project;
+    if (facts.kind === "security_report") return securityTarget!.project;
 
     const query = parseTunnelQuery(url.searchParams);
     if (!query) return refuse("invalid_query");
@@ -238,7 +238,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     const plain = whole && encoding === "identity" ? whole : undefined;
     const sentrySaidNo = limits.refusal(head.dsn, () => plain && envelopeItemTypes(plain));
     if (sentrySaidNo) {
-      clientReports?.count(head.dsn, "ratelimit_backoff", discardedCategories(plain));
+      reports?.count(head.dsn, "ratelimit_backoff", discardedCategories(plain));
       return refuse("sentry_rate_limited", sentrySaidNo);
     }
 
@@ -249,7 +249,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
       if (!spool) return undefined;
       const length = body instanceof Uint8Array ? body.byteLength : body.length;
       if (spoolBudget && !(await spoolBudget(clientHeaders.get("cf-connecting-ip"), length))) {
-        clientReports?.count(head.dsn, "queue_overflow", discardedCategories(plain));
+        reports?.count(head.dsn, "queue_overflow", discardedCategories(plain));
         return refuse("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
       }
       if (!(await spool.store(stored, body))) return undefined;
@@ -314,7 +314,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     facts.bytes = read.body.byteLength;
     const headers = { ...upstreamRequestHeaders(request.headers, "identity", read.body.byteLength), "content-type": read.mediaType };
     const forwarded = await forwardEnvelope({
-      url: reports!.url,
+      url: securityTarget!.url,
       headers,
       consumed: [read.body],
       consumedBytes: read.body.byteLength,
@@ -373,9 +373,9 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
 }
 
 /** Where CSP reports go, and the project their log lines name, worked out once. */
-function securityReportTarget(reports: OwnProject, upstreamOrigin: string | undefined): { url: string; project: TunnelQuery } {
-  const { org, region, projectId } = projectOf(reports.dsn);
-  return { url: securityEndpointFor(reports, upstreamOrigin), project: { org, region, project: projectId } };
+function securityReportTarget(own: OwnProject, upstreamOrigin: string | undefined): { url: string; project: TunnelQuery } {
+  const { org, region, projectId } = projectOf(own.dsn);
+  return { url: securityEndpointFor(own, upstreamOrigin), project: { org, region, project: projectId } };
 }
 
 function logToConsole(line: TunnelLogLine): void {

@@ -1,0 +1,41 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { describe, expect, it } from "vitest";
+
+const root = new URL("..", import.meta.url).pathname;
+
+/** `npm run deploy`'s script, run as a first-time user would: no login, no Cloudflare token. */
+function deploy(args: string[], env: Record<string, string> = {}) {
+  const home = mkdtempSync(join(tmpdir(), "no-login-"));
+  const { CLOUDFLARE_API_TOKEN: _token, SENTRY_AUTH_TOKEN: _sentry, ...rest } = process.env;
+  const result = spawnSync(process.execPath, ["scripts/deploy.mjs", ...args], {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...rest, HOME: home, XDG_CONFIG_HOME: home, WRANGLER_SEND_METRICS: "false", ...env },
+    timeout: 60_000,
+  });
+  return { status: result.status, lines: `${result.stdout}${result.stderr}`.split("\n").filter((line) => line.trim() !== "") };
+}
+
+describe("npm run deploy, before anything is uploaded", () => {
+  it("says in one line each what is missing, exits non-zero, and shows no stack trace", () => {
+    const { status, lines } = deploy(["--var", "SENTRY_DSN:not-a-dsn"], { SENTRY_AUTH_TOKEN: "token" });
+    expect(status).toBe(1);
+    expect(lines).toEqual([
+      "Cloudflare: not logged in. Run `npx wrangler login`, or set CLOUDFLARE_API_TOKEN.",
+      "Sentry: SENTRY_ORG is not set; source maps need it with SENTRY_AUTH_TOKEN.",
+      "Sentry: SENTRY_PROJECT is not set; source maps need it with SENTRY_AUTH_TOKEN.",
+      'Configuration: SENTRY_DSN is not a valid Sentry DSN (https://<key>@<host>/<project id>): "not-a-dsn"',
+      "Nothing was deployed or uploaded.",
+    ]);
+  });
+
+  it("goes on to wrangler with a token and a valid configuration (a dry run here)", () => {
+    const { status, lines } = deploy(["--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "dry-run-"))], { CLOUDFLARE_API_TOKEN: "token" });
+    expect(status).toBe(0);
+    expect(lines).toContain("--dry-run: exiting now.");
+  });
+});
