@@ -2,8 +2,11 @@
 // `npm run dev` (`--dev`): the same, rebuilt on every save, the open page reloading itself.
 // The tunnel and the Worker's own SDK send to Spotlight instead of Sentry. Ctrl-C stops everything.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
+import { join } from "node:path";
+
+import { resolveRelease } from "./release.mjs";
 
 const dev = process.argv.includes("--dev");
 const appPort = portFrom("PORT", 8787);
@@ -31,7 +34,8 @@ const vars = Object.entries(localDefaults)
   .flatMap(([name, value]) => ["--var", `${name}:${value}`]);
 
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
-await run("npm", ["run", "build", "--silent"]);
+if (dev || !buildIsCurrent()) await run("npm", ["run", "build", "--silent"]);
+else console.log("The production build is up to date with the sources and the commit: not building again.");
 
 const children = [
   // Spotlight resolves the app's host to fetch a browser error's source lines back; in Node's
@@ -94,6 +98,30 @@ function localVariableNames() {
     for (const match of readFileSync(file, "utf8").matchAll(/^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=/gm)) names.add(match[1]);
   }
   return names;
+}
+
+/**
+ * Whether `build/` was made from the sources as they are and for this commit's release, so that
+ * `npm start` right after `npm test` or another `npm start` serves it without building again.
+ */
+function buildIsCurrent() {
+  const built = "build/index.js";
+  if (!existsSync(built) || !existsSync("app/release.generated.ts")) return false;
+  const release = (() => {
+    try {
+      return resolveRelease();
+    } catch {
+      return undefined;
+    }
+  })();
+  if (!release || !readFileSync("app/release.generated.ts", "utf8").includes(JSON.stringify(release))) return false;
+  const builtAt = statSync(built).mtimeMs;
+  const newer = (path) => {
+    const stat = statSync(path);
+    if (!stat.isDirectory()) return stat.mtimeMs > builtAt;
+    return readdirSync(path).some((name) => path !== "public" || name !== "build" ? newer(join(path, name)) : false);
+  };
+  return !["app", "worker", "public", "remix.config.js", "package-lock.json"].some((path) => existsSync(path) && newer(path));
 }
 
 function run(command, args) {
