@@ -3,7 +3,7 @@ import { TUNNEL_RESPONSE_HEADERS } from "./header-policy.server";
 /**
  * Every answer the tunnel gives on its own account, rather than passing on Sentry's: its status,
  * the log's outcome, and a sentence for the client. The codes are stable: operators filter logs on
- * them and the README lists them.
+ * them and `docs/tunnel.md` lists them.
  */
 export const TUNNEL_ANSWERS = {
   spooled: [202, "spooled", "Sentry could not take the envelope just now; it is stored and will be delivered."],
