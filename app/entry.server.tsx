@@ -46,7 +46,9 @@ export default async function handleRequest(
 
   // Violations are reported through the tunnel to the app's own project, when there is one.
   const reportUrl = loadContext.config.sentry.dsn ? new URL(SECURITY_REPORT_PATH, request.url).href : undefined;
-  for (const [name, value] of Object.entries(pageSecurityHeaders(nonce, reportUrl, loadContext.config.connectOrigins))) responseHeaders.set(name, value);
+  const { config } = loadContext;
+  const security = pageSecurityHeaders(nonce, reportUrl, config.connectOrigins, { development: config.sentry.environment === "development" });
+  for (const [name, value] of Object.entries(security)) responseHeaders.set(name, value);
   responseHeaders.set("Content-Type", "text/html; charset=utf-8");
   return new Response(body, { headers: responseHeaders, status });
 }

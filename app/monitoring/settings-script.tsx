@@ -11,7 +11,9 @@ export function MonitoringSettingsScript({ settings, nonce }: { settings: Browse
   // `<` escaped, so no value can close the script element.
   const json = JSON.stringify(settings).replace(/</g, "\\u003c");
   // A data block runs nothing, but carries the nonce so that every script element of the page does.
-  return <script id={SCRIPT_ID} type="application/json" nonce={nonce} dangerouslySetInnerHTML={{ __html: json }} />;
+  // The browser hides a nonce once the page has loaded, so hydration finds none: as Remix's own
+  // scripts do, the mismatch is expected.
+  return <script id={SCRIPT_ID} type="application/json" nonce={nonce} suppressHydrationWarning dangerouslySetInnerHTML={{ __html: json }} />;
 }
 
 export function readMonitoringSettings(): BrowserMonitoringSettings | undefined {

@@ -28,6 +28,12 @@ describe("pageSecurityHeaders", () => {
     expect(policy.get("connect-src")).toBe("'self' https://api.example.com");
   });
 
+  it("lets wrangler's live-reload script run in development only, without a nonce there", () => {
+    const policy = directives(pageSecurityHeaders("n0nce", undefined, [], { development: true })["content-security-policy"]!);
+    expect(policy.get("script-src")).toBe("'self' 'unsafe-inline'");
+    expect(policy.get("frame-ancestors")).toBe("'none'");
+  });
+
   it("names no report endpoint when monitoring is off", () => {
     const headers = pageSecurityHeaders("n0nce", undefined);
     expect(headers["content-security-policy"]).not.toContain("report");

@@ -7,12 +7,15 @@ export function pageSecurityHeaders(
   nonce: string,
   securityReportUrl: string | undefined,
   connectOrigins: readonly string[] = [],
+  { development = false }: { development?: boolean } = {},
 ): Record<string, string> {
   const policy = [
     "default-src 'self'",
     // Remix's inline scripts (its context, the module import, scroll restoration) carry the nonce;
-    // the rest, Sentry's chunk included, are files under /build/ on our origin.
-    `script-src 'self' 'nonce-${nonce}'`,
+    // the rest, Sentry's chunk included, are files under /build/ on our origin. In development,
+    // `wrangler dev --live-reload` adds an inline script of its own, which cannot carry the nonce:
+    // there inline scripts are allowed, and the nonce left out (a nonce would disable that).
+    development ? "script-src 'self' 'unsafe-inline'" : `script-src 'self' 'nonce-${nonce}'`,
     "style-src 'self'",
     "img-src 'self' data:",
     "font-src 'self'",

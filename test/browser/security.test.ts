@@ -19,7 +19,8 @@ describe("the pages under their Content-Security-Policy, in Chromium", () => {
   beforeAll(async () => {
     ingest = await FakeIngest.start();
     [server, browser] = await Promise.all([
-      startWranglerDev({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "development", TUNNEL_UPSTREAM_ORIGIN: ingest.origin }),
+      // Not development, whose policy makes room for wrangler's live reload: the nonced policy is proven here.
+      startWranglerDev({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "staging", TUNNEL_UPSTREAM_ORIGIN: ingest.origin }),
       launchChromium(),
     ]);
   });
@@ -84,7 +85,7 @@ describe("the pages under their Content-Security-Policy, in Chromium", () => {
     const report = ingest.deliveries.slice(before).find((delivery) => delivery.url.startsWith("/api/4502/security/"))!;
     expect(report.body.toString("utf8")).toContain("tracker.invalid");
     expect(report.url).toContain("sentry_key=0123456789abcdef0123456789abcdef");
-    expect(report.url).toContain("sentry_environment=development");
+    expect(report.url).toContain("sentry_environment=staging");
     await page.close();
   });
 });
