@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import { Deadline, earlyEnd, type Phase } from "./deadline.server";
 
@@ -63,27 +63,26 @@ describe("earlyEnd", () => {
 });
 
 describe("Deadline.giveUpstreamItsShare", () => {
-  const passedAfter = async (deadline: Deadline) => {
-    const started = Date.now();
-    await deadline.race(new Promise(() => {})).catch(() => {});
-    return Date.now() - started;
-  };
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
 
-  it("gives Sentry half the deadline after a body that came whole at its last moment", async () => {
+  it("gives Sentry half the deadline after a body that came whole at its last moment", () => {
     const deadline = new Deadline(400);
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    vi.advanceTimersByTime(350);
     deadline.giveUpstreamItsShare();
-    const waited = await passedAfter(deadline);
-    expect(waited).toBeGreaterThanOrEqual(190);
+    vi.advanceTimersByTime(199);
+    expect(deadline.passed).toBe(false);
+    vi.advanceTimersByTime(1);
     expect(deadline.passed).toBe(true);
   });
 
-  it("changes nothing while the deadline still holds the share", async () => {
-    const started = Date.now();
+  it("changes nothing while the deadline still holds the share", () => {
     const deadline = new Deadline(400);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    vi.advanceTimersByTime(100);
     deadline.giveUpstreamItsShare();
-    await passedAfter(deadline);
-    expect(Date.now() - started).toBeLessThan(480);
+    vi.advanceTimersByTime(299);
+    expect(deadline.passed).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(deadline.passed).toBe(true);
   });
 });
