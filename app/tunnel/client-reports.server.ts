@@ -4,7 +4,7 @@ import { Deadline } from "./deadline.server";
 import type { Dsn } from "./dsn.server";
 import { compileAllowList } from "./dsn-policy.server";
 import { envelopeItemTypes } from "./envelope-items.server";
-import { forwardEnvelope } from "./forward.server";
+import { forwardWhole } from "./forward.server";
 
 /**
  * Why the edge dropped an envelope on its own account, in the SDKs' own words, so that Sentry's
@@ -155,14 +155,10 @@ export function createClientReports(settings: ClientReportSettings, runtime: Cli
     if (!url) return;
     const deadline = new Deadline(settings.timeoutMs);
     try {
-      const forwarded = await forwardEnvelope({
+      const forwarded = await forwardWhole({
         url,
-        headers: { "content-type": "application/x-sentry-envelope", "content-length": String(report.body.byteLength) },
-        consumed: [report.body as Uint8Array<ArrayBuffer>],
-        consumedBytes: report.body.byteLength,
-        rest: undefined,
-        contentLength: report.body.byteLength,
-        maxBytes: report.body.byteLength,
+        headers: { "content-type": "application/x-sentry-envelope" },
+        body: report.body as Uint8Array<ArrayBuffer>,
         deadline,
         fetch,
       });

@@ -17,6 +17,31 @@ interface ForwardRequest {
   fetch?: typeof fetch;
 }
 
+/** A body already in memory, whole: what the spool, the client reports and CSP reports send. */
+interface WholeForward {
+  url: string;
+  headers: Record<string, string>;
+  body: BodyChunk;
+  deadline: Deadline;
+  fetch?: typeof fetch;
+}
+
+/** {@link forwardEnvelope} for a body in hand, with its length declared. */
+export function forwardWhole({ url, headers, body, deadline, fetch }: WholeForward): Promise<ForwardResult> {
+  const length = body.byteLength;
+  return forwardEnvelope({
+    url,
+    headers: { ...headers, "content-length": String(length) },
+    consumed: [body],
+    consumedBytes: length,
+    rest: undefined,
+    contentLength: length,
+    maxBytes: length,
+    deadline,
+    fetch,
+  });
+}
+
 /** Sentry's answer is a few dozen bytes; one past this is not Sentry's, and its body is dropped. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 

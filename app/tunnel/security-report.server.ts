@@ -1,6 +1,7 @@
 import type { Deadline } from "./deadline.server";
 import type { Dsn } from "./dsn.server";
 import { joinChunks, type BodyChunk } from "./envelope-head.server";
+import { ingestOriginOf } from "./upstream-target.server";
 
 /** Where browsers' Content-Security-Policy reports go: the app's own project, chosen by the Worker. */
 export interface OwnProject {
@@ -21,7 +22,7 @@ const REPORT_MEDIA_TYPES = new Set(["application/csp-report", "application/repor
  * `upstreamOrigin` (development and tests) swaps scheme, host and port only.
  */
 export function securityEndpointFor({ dsn, environment, release }: OwnProject, upstreamOrigin: string | undefined): string {
-  const origin = upstreamOrigin ?? `${dsn.protocol}://${dsn.host}${dsn.port ? `:${dsn.port}` : ""}`;
+  const origin = ingestOriginOf(dsn, upstreamOrigin);
   const query = new URLSearchParams({ sentry_key: dsn.publicKey, sentry_environment: environment, sentry_release: release });
   return `${origin}/${dsn.path}api/${dsn.projectId}/security/?${query}`;
 }

@@ -5,7 +5,7 @@ import type { Dsn } from "./dsn.server";
 import { compileAllowList } from "./dsn-policy.server";
 import type { BodyChunk } from "./envelope-head.server";
 import { envelopeItemTypes } from "./envelope-items.server";
-import { forwardEnvelope } from "./forward.server";
+import { forwardWhole } from "./forward.server";
 import { contentEncodingOf, type ContentEncoding } from "./header-policy.server";
 import { withShiftedSentAt } from "./late-delivery.server";
 import type { SentryLimits } from "./sentry-limits.server";
@@ -113,17 +113,7 @@ export function createSpoolConsumer(
     const body = (await withShiftedSentAt(stored, encoding, waited, settings.maxEnvelopeBytes)) ?? stored;
     const deadline = new Deadline(settings.timeoutMs);
     try {
-      const forwarded = await forwardEnvelope({
-        url,
-        headers: { ...envelope.headers, "content-length": String(body.byteLength) },
-        consumed: [body],
-        consumedBytes: body.byteLength,
-        rest: undefined,
-        contentLength: body.byteLength,
-        maxBytes: Number.POSITIVE_INFINITY,
-        deadline,
-        fetch,
-      });
+      const forwarded = await forwardWhole({ url, headers: envelope.headers, body, deadline, fetch });
       // A redirect is an answer, not an outage: the tunnel never follows one, now or later.
       if (!forwarded.ok) return forwarded.reason === "upstream_redirect" ? { kind: "refused", status: null } : { kind: "unavailable", status: null };
       const { status, headers } = forwarded.answer;

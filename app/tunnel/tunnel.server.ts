@@ -14,7 +14,7 @@ import {
   type HeadResult,
 } from "./envelope-head.server";
 import { envelopeItemTypes } from "./envelope-items.server";
-import { forwardEnvelope, type ForwardFailure } from "./forward.server";
+import { forwardEnvelope, forwardWhole, type ForwardFailure } from "./forward.server";
 import {
   contentEncodingOf,
   isUnrecognisedCoding,
@@ -32,7 +32,7 @@ import { TUNNEL_ANSWERS, tunnelAnswer, type TunnelAnswerCode } from "./tunnel-an
 import { SECURITY_REPORT_PATH, TUNNEL_PATH } from "./tunnel-path";
 import { parseTunnelQuery, type TunnelQuery } from "./tunnel-query.server";
 import { UpstreamBreaker } from "./upstream-breaker.server";
-import { projectOf } from "./upstream-target.server";
+import { projectOf, type ProjectIdentity } from "./upstream-target.server";
 
 /** The tunnel's settings, as `app/config.server.ts` reads them from the Worker's variables. */
 export interface TunnelSettings {
@@ -207,8 +207,9 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     facts.bytes = contentLength ?? null;
     if (contentLength !== undefined && contentLength > settings.maxEnvelopeBytes) return refuse("envelope_too_large");
     // A coding that is no coding is read as none, as Relay does, if the header line then reads.
-    const assumedIdentity = isUnrecognisedCoding(request.headers);
-    const encoding = contentEncodingOf(request.headers) ?? (assumedIdentity ? "identity" : undefined);
+    const declared = contentEncodingOf(request.headers);
+    const assumedIdentity = declared === undefined && isUnrecognisedCoding(request.headers);
+    const encoding = declared ?? (assumedIdentity ? "identity" : undefined);
     if (!encoding) return refuse("unsupported_encoding");
     if (!request.body || contentLength === 0) return refuse("empty_envelope");
 
@@ -221,8 +222,7 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     const verdict = checkEnvelopeDsn(head.dsn, allowList);
     if (!verdict.ok) return refuse(verdict.reason);
     // Logged as the project it goes to, which may not be the one the query named.
-    const { org, region, projectId } = verdict.allowed;
-    facts.query = { org, region, project: projectId };
+    facts.query = queryOf(verdict.allowed);
     const checked = { body: request.body, head, encoding, contentLength, upstreamUrl: verdict.allowed.upstreamUrl };
     return deliver(request.headers, checked, deadline, facts);
   }
@@ -312,17 +312,8 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
     const read = await readSecurityReport(request, deadline);
     if (!read.ok) return refuse(read.reason);
     facts.bytes = read.body.byteLength;
-    const headers = { ...upstreamRequestHeaders(request.headers, "identity", read.body.byteLength), "content-type": read.mediaType };
-    const forwarded = await forwardEnvelope({
-      url: securityTarget!.url,
-      headers,
-      consumed: [read.body],
-      consumedBytes: read.body.byteLength,
-      rest: undefined,
-      contentLength: read.body.byteLength,
-      maxBytes: settings.maxEnvelopeBytes,
-      deadline,
-    });
+    const headers = { ...upstreamRequestHeaders(request.headers, "identity", undefined), "content-type": read.mediaType };
+    const forwarded = await forwardWhole({ url: securityTarget!.url, headers, body: read.body, deadline });
     if (!forwarded.ok) return refuse(forwarded.reason);
     const { answer } = forwarded;
     facts.upstreamStatus = answer.status;
@@ -374,8 +365,12 @@ export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = 
 
 /** Where CSP reports go, and the project their log lines name, worked out once. */
 function securityReportTarget(own: OwnProject, upstreamOrigin: string | undefined): { url: string; project: TunnelQuery } {
-  const { org, region, projectId } = projectOf(own.dsn);
-  return { url: securityEndpointFor(own, upstreamOrigin), project: { org, region, project: projectId } };
+  return { url: securityEndpointFor(own, upstreamOrigin), project: queryOf(projectOf(own.dsn)) };
+}
+
+/** A project as the tunnel's query names it, for the log line. */
+function queryOf({ org, region, projectId }: ProjectIdentity): TunnelQuery {
+  return { org, region, project: projectId };
 }
 
 function logToConsole(line: TunnelLogLine): void {

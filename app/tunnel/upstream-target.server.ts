@@ -23,7 +23,12 @@ export function projectOf(dsn: Dsn): ProjectIdentity {
  * header for us to strip. `upstreamOrigin` (development and tests) swaps scheme, host and port only.
  */
 export function upstreamUrlFor(dsn: Dsn, upstreamOrigin?: string): string {
-  const origin = upstreamOrigin ?? `${dsn.protocol}://${dsn.host}${dsn.port ? `:${dsn.port}` : ""}`;
+  const origin = ingestOriginOf(dsn, upstreamOrigin);
   const saas = projectOf(dsn).org !== undefined;
   return `${origin}/${dsn.path}api/${dsn.projectId}/envelope/${saas ? "?hsts=0" : ""}`;
+}
+
+/** Where a DSN's ingest answers: its scheme, host and port, or `upstreamOrigin` in development and tests. */
+export function ingestOriginOf(dsn: Dsn, upstreamOrigin: string | undefined): string {
+  return upstreamOrigin ?? `${dsn.protocol}://${dsn.host}${dsn.port ? `:${dsn.port}` : ""}`;
 }
