@@ -6,17 +6,20 @@
  *
  * @type {import('@remix-run/dev').AppConfig}
  */
+const development = process.env.NODE_ENV === "development";
+
 export default {
   ignoredRouteFiles: ["**/.*", "**/*.test.*"],
   server: "./worker/index.ts",
-  serverBuildPath: "build/index.js",
-  assetsBuildDirectory: "public/build",
+  // `npm run dev` (`remix watch`, NODE_ENV=development) builds beside, never over, the production build.
+  serverBuildPath: development ? ".dev/build/index.js" : "build/index.js",
+  assetsBuildDirectory: development ? ".dev/public/build" : "public/build",
   publicPath: "/build/",
   serverConditions: ["workerd", "worker", "browser"],
   serverDependenciesToBundle: [/^(?!cloudflare:)/],
   serverMainFields: ["browser", "module", "main"],
-  // Minified for deploys; `npm run dev` (`remix watch`, NODE_ENV=development) skips it for speed.
-  serverMinify: process.env.NODE_ENV !== "development",
+  // Minified for deploys; not in development, for speed.
+  serverMinify: !development,
   serverModuleFormat: "esm",
   serverPlatform: "neutral",
   future: {

@@ -2,9 +2,10 @@
 // `npm run dev` (`--dev`): the same, rebuilt on every save, the open page reloading itself.
 // The tunnel and the Worker's own SDK send to Spotlight instead of Sentry. Ctrl-C stops everything.
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 
 import { resolveRelease } from "./release.mjs";
 
@@ -26,36 +27,40 @@ for (const [port, what, variable] of [
   }
 }
 
-// Settings the developer has not made get local defaults, on wrangler's command line only.
+// Settings the developer has not made get local defaults, for wrangler only.
 const defined = localVariableNames();
 const localDefaults = { SENTRY_DSN: PLACEHOLDER_DSN, SENTRY_ENVIRONMENT: "development", TUNNEL_UPSTREAM_ORIGIN: spotlight };
-const vars = Object.entries(localDefaults)
-  .filter(([name]) => !defined.has(name))
-  .flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+const unset = Object.entries(localDefaults).filter(([name]) => !defined.has(name));
 
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
-if (dev || !buildIsCurrent()) await run("npm", ["run", "build", "--silent"]);
-else console.log("The production build is up to date with the sources and the commit: not building again.");
-
-const children = [
-  // Spotlight resolves the app's host to fetch a browser error's source lines back; in Node's
-  // default pool of four threads those lookups wait behind its own telemetry's, which take 5 s
-  // to fail offline (README, Troubleshooting).
-  spawn("spotlight", ["server", "--port", String(spotlightPort)], { stdio: "inherit", env: { ...env, UV_THREADPOOL_SIZE: "64" } }),
-  spawn("wrangler", ["dev", "--port", String(appPort), ...(dev ? ["--live-reload"] : []), ...vars], { stdio: "inherit", env }),
-  // Development mode: unminified, rebuilt on every save; wrangler restarts the Worker on the new
-  // build and reloads the open page.
-  ...(dev ? [spawn("remix", ["watch"], { stdio: "inherit", env: { ...env, NODE_ENV: "development" } })] : []),
-];
-
+/** The processes that run; any one ending stops the rest. */
+const children = [];
+/** `npm run dev`'s Worker, which wrangler runs inside this process. */
+let devWorker;
 let stopping = false;
-function stopAll(code) {
-  if (stopping) return;
-  stopping = true;
-  for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
-  process.exitCode = code;
+process.on("SIGINT", () => stopAll(0));
+process.on("SIGTERM", () => stopAll(0));
+
+if (dev) await run("node", ["scripts/release.mjs"]);
+else if (buildIsCurrent()) console.log("The production build is up to date with the sources and the commit: not building again.");
+else await run("npm", ["run", "build", "--silent"]);
+
+// Spotlight resolves the app's host to fetch a browser error's source lines back; in Node's default
+// pool of four threads those lookups wait behind its own telemetry's, which take 5 s to fail
+// offline (README, Troubleshooting).
+supervise(spawn("spotlight", ["server", "--port", String(spotlightPort)], { stdio: "inherit", env: { ...env, UV_THREADPOOL_SIZE: "64" } }));
+if (dev) {
+  await startDevLoop().catch((error) => {
+    console.error(`wrangler could not start the app: ${error.cause?.message ?? error.message}`);
+    stopAll(1);
+  });
+} else {
+  const vars = unset.flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  supervise(spawn("wrangler", ["dev", "--port", String(appPort), ...vars], { stdio: "inherit", env }));
 }
-for (const child of children) {
+
+function supervise(child) {
+  children.push(child);
   child.on("exit", (code) => {
     if (!stopping) console.error(`${child.spawnargs[0]} stopped (exit ${code ?? "signal"}); stopping the rest.`);
     stopAll(stopping ? 0 : code || 1);
@@ -64,9 +69,52 @@ for (const child of children) {
     console.error(error.message);
     stopAll(1);
   });
+  return child;
 }
-process.on("SIGINT", () => stopAll(0));
-process.on("SIGTERM", () => stopAll(0));
+
+function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+  void devWorker?.dispose();
+  process.exitCode = code;
+}
+
+/**
+ * `npm run dev`: `remix watch` builds into `.dev/` (remix.config.js), never over the production build
+ * in `build/`, and wrangler's dev server runs that build with its own file watcher off. Remix writes a
+ * dozen files per rebuild and wrangler's watcher restarted the Worker for each (5.1 to 5.6 s from save
+ * to page); told once per finished rebuild instead, it restarts once and reloads the open page.
+ * wrangler offers that control only through `unstable_startWorker`, pinned with wrangler itself.
+ */
+async function startDevLoop() {
+  const remix = supervise(spawn("remix", ["watch"], { stdio: ["ignore", "pipe", "inherit"], env: { ...env, NODE_ENV: "development" } }));
+  let firstBuilt;
+  const firstBuild = new Promise((resolve) => (firstBuilt = resolve));
+  let reloading = Promise.resolve();
+  createInterface({ input: remix.stdout }).on("line", (line) => {
+    console.log(line);
+    if (!line.includes("Rebuilt in")) return;
+    if (devWorker === undefined) return firstBuilt();
+    // One restart at a time, in the order the builds finished: the last one serves the last save.
+    reloading = reloading.then(() => devWorker.patchConfig({})).catch((error) => console.error(`wrangler did not reload: ${error.message}`));
+  });
+  remix.once("exit", () => firstBuilt());
+  await firstBuild;
+  if (stopping) return;
+
+  // The assets wrangler serves: the static files beside the development build of the browser's code.
+  for (const name of readdirSync("public")) if (name !== "build") cpSync(join("public", name), join(".dev/public", name), { recursive: true });
+  const { unstable_startWorker } = await import("wrangler");
+  devWorker = await unstable_startWorker({
+    config: "wrangler.toml",
+    entrypoint: ".dev/build/index.js",
+    assets: ".dev/public",
+    bindings: Object.fromEntries(unset.map(([name, value]) => [name, { type: "plain_text", value }])),
+    dev: { watch: false, liveReload: true, server: { port: appPort } },
+  });
+  await devWorker.ready;
+}
 
 function portFrom(variable, fallback) {
   const value = (process.env[variable] ?? "").trim();

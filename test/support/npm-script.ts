@@ -1,0 +1,38 @@
+import { spawn } from "node:child_process";
+
+import { eventually } from "./fake-ingest";
+import { root } from "./worker";
+
+export interface RunningScript {
+  /** Ctrl-C, as a developer stops it; resolves once the script and its URLs are gone. */
+  stop(): Promise<void>;
+}
+
+/** Whether the URL answers 2xx. */
+export async function serving(url: string): Promise<boolean> {
+  return (await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined))?.ok === true;
+}
+
+/**
+ * Runs `npm <args>` as the README says, until every URL serves. Its own process group, so that
+ * stopping it stops what it started (Remix, wrangler, workerd, Spotlight) and frees the ports for
+ * the next test that uses the README's.
+ */
+export async function startNpmScript(args: string[], urls: string[], env: Record<string, string> = {}): Promise<RunningScript> {
+  const started = spawn("npm", args, { cwd: root, detached: true, stdio: "ignore", env: { ...process.env, ...env } });
+  const exited = new Promise((resolve) => started.once("exit", resolve));
+  const stop = async () => {
+    if (started.pid !== undefined && started.exitCode === null) {
+      process.kill(-started.pid, "SIGINT");
+      await exited;
+    }
+    await eventually(async () => !(await Promise.all(urls.map(serving))).some(Boolean), 10_000, 100);
+  };
+  try {
+    await eventually(async () => (await Promise.all(urls.map(serving))).every(Boolean), 110_000, 250);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { stop };
+}
