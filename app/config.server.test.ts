@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { ConfigError, readConfig } from "./config.server";
-import { DEAD_LETTER_QUEUE } from "./tunnel/spool-consumer.server";
+import { DEAD_LETTER_QUEUE } from "./tunnel";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 
@@ -73,7 +73,7 @@ describe("readConfig", () => {
     ["TUNNEL_ALLOWED_DSNS", `${DSN}abc`],
     ["TUNNEL_MAX_ENVELOPE_BYTES", "20MB"],
     ["TUNNEL_MAX_ENVELOPE_BYTES", "0"],
-    ["TUNNEL_UPSTREAM_TIMEOUT_MS", "-5"],
+    ["TUNNEL_TIMEOUT_MS", "-5"],
     ["TUNNEL_ALLOWED_ORIGINS", "*"],
     ["TUNNEL_ALLOWED_ORIGINS", "https://a.example.com/path"],
     ["TUNNEL_UPSTREAM_ORIGIN", "localhost:8969"],
@@ -92,6 +92,12 @@ describe("readConfig", () => {
     expect(thrown).toBeInstanceOf(ConfigError);
     expect((thrown as ConfigError).variable).toBe(variable);
     expect((thrown as ConfigError).message).toMatch(new RegExp(`^${variable} `));
+  });
+
+  it("refuses the timeout's old name rather than run on the default", () => {
+    expect(() => readConfig({ TUNNEL_UPSTREAM_TIMEOUT_MS: "5000" } as Partial<Record<string, string>>)).toThrow(
+      "TUNNEL_TIMEOUT_MS replaces TUNNEL_UPSTREAM_TIMEOUT_MS, which is still set: rename it",
+    );
   });
 });
 

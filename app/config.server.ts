@@ -1,7 +1,5 @@
 import { RELEASE } from "./release.generated";
-import { parseDsn, type Dsn } from "./tunnel/dsn.server";
-import type { TunnelSettings } from "./tunnel/tunnel.server";
-import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./tunnel/upstream-target.server";
+import { parseDsn, projectOf, upstreamUrlFor, type Dsn, type TunnelSettings, type ProjectIdentity } from "./tunnel";
 
 /** The Worker's settings, read from `env` once and checked, so that a request never meets a bad one. */
 export interface AppConfig {
@@ -44,7 +42,7 @@ export type ConfigEnv = Pick<
   | "TUNNEL_ALLOWED_ORIGINS"
   | "TUNNEL_MAX_ENVELOPE_BYTES"
   | "TUNNEL_UPSTREAM_ORIGIN"
-  | "TUNNEL_UPSTREAM_TIMEOUT_MS"
+  | "TUNNEL_TIMEOUT_MS"
   | "TUNNEL_RATE_LIMIT_PERIOD_SECONDS"
   | "TUNNEL_SPOOL_RETRY_SECONDS"
 >;
@@ -60,12 +58,17 @@ export class ConfigError extends Error {
 }
 
 const DEFAULT_MAX_ENVELOPE_BYTES = 20 * 1024 * 1024;
-const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
 const DEFAULT_SPOOL_RETRY_SECONDS = 10;
 
 /** Throws a {@link ConfigError} naming the first variable that is wrong. */
 export function readConfig(env: Partial<ConfigEnv>): AppConfig {
+  // Renamed: it bounds the whole exchange, not only Sentry's part. A deploy still setting it would
+  // otherwise run on the default without a word.
+  if ("TUNNEL_UPSTREAM_TIMEOUT_MS" in env) {
+    throw new ConfigError("TUNNEL_TIMEOUT_MS", "replaces TUNNEL_UPSTREAM_TIMEOUT_MS, which is still set: rename it");
+  }
   const ownDsn = optionalDsn(env, "SENTRY_DSN");
   const upstreamOrigin = optionalOrigin(env, "TUNNEL_UPSTREAM_ORIGIN");
   const extraDsns = list(env.TUNNEL_ALLOWED_DSNS).map((value) => dsn("TUNNEL_ALLOWED_DSNS", value));
@@ -89,7 +92,7 @@ export function readConfig(env: Partial<ConfigEnv>): AppConfig {
       allowedDsns: ownDsn ? [ownDsn, ...extraDsns] : extraDsns,
       maxEnvelopeBytes: positiveInteger(env, "TUNNEL_MAX_ENVELOPE_BYTES", DEFAULT_MAX_ENVELOPE_BYTES),
       allowedOrigins: [...new Set(list(env.TUNNEL_ALLOWED_ORIGINS).map((value) => origin("TUNNEL_ALLOWED_ORIGINS", value)))],
-      timeoutMs: positiveInteger(env, "TUNNEL_UPSTREAM_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUT_MS),
+      timeoutMs: positiveInteger(env, "TUNNEL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
       upstreamOrigin,
       rateLimitPeriodSeconds: positiveInteger(env, "TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
       spoolRetrySeconds: positiveInteger(env, "TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),

@@ -6,7 +6,7 @@ import { renderToReadableStream } from "react-dom/server";
 
 import { NonceProvider } from "./security/nonce";
 import { newNonce, pageSecurityHeaders } from "./security/page-security.server";
-import { SECURITY_REPORT_PATH } from "./tunnel/tunnel-path";
+import { SECURITY_REPORT_PATH } from "./tunnel";
 
 /** Deferred data still pending after this is rejected, so a stalled render cannot hold the connection. */
 const ABORT_DELAY_MS = 5_000;

@@ -31,8 +31,8 @@ export function loader({ context }: LoaderFunctionArgs) {
   // The page's pageload transaction continues the trace of the request that rendered it.
   const trace = getTraceData();
   return {
-    monitoring: monitoringSummary(context.config.sentry),
-    sentry: browserMonitoringSettings(context.config.sentry),
+    monitoringSummary: monitoringSummary(context.config.sentry),
+    browserSettings: browserMonitoringSettings(context.config.sentry),
     sentryTrace: trace["sentry-trace"],
     sentryBaggage: trace.baggage,
     selfTest: context.config.selfTest,
@@ -75,7 +75,7 @@ export function Layout({ children }: { children: ReactNode }) {
           {children}
         </main>
         <ScrollRestoration nonce={nonce} />
-        <MonitoringSettingsScript settings={root?.sentry} nonce={nonce} />
+        <MonitoringSettingsScript settings={root?.browserSettings} nonce={nonce} />
         <Scripts nonce={nonce} />
       </body>
     </html>

@@ -6,8 +6,7 @@ import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
 import { workerSentryOptions } from "../app/monitoring/worker-options.server";
-import { createTunnelWorker } from "../app/tunnel";
-import { createClientLimiter } from "../app/tunnel/client-limiter.server";
+import { createClientLimiter, createTunnelWorker } from "../app/tunnel";
 import { reportTunnelBug } from "./report-tunnel-bug";
 import { withOwnTrace } from "./own-trace";
 
@@ -51,7 +50,7 @@ const app = withSentry(() => workerSentryOptions(config), {
       ctx,
       config,
       tunnel: tunnel.fetch,
-      spool: tunnel.spoolStats,
+      spoolStats: tunnel.spoolStats,
       clientMayReport,
     });
   },

@@ -1,6 +1,5 @@
 import type { AppConfig } from "../app/config.server";
-import type { SpoolStats } from "../app/tunnel/spool-stats.server";
-import type { Tunnel } from "../app/tunnel/tunnel.server";
+import type { SpoolStats, Tunnel } from "../app/tunnel";
 
 declare module "@remix-run/cloudflare" {
   interface AppLoadContext {
@@ -11,7 +10,7 @@ declare module "@remix-run/cloudflare" {
     /** The isolate's one tunnel, built from `config` when the isolate started. */
     tunnel: Tunnel;
     /** The spool's counts in this isolate; `undefined` when the spool is not bound or in production. */
-    spool: SpoolStats | undefined;
+    spoolStats: SpoolStats | undefined;
     /** Whether the request's client may make the Worker report to Sentry once more: the tunnel's per-client limit. */
     clientMayReport: (request: Request) => Promise<boolean>;
   }

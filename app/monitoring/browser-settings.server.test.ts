@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { readConfig } from "../config.server";
-import { parseDsn } from "../tunnel/dsn.server";
-import { projectOf } from "../tunnel/upstream-target.server";
+import { parseDsn, projectOf } from "../tunnel";
 import { browserMonitoringSettings, tunnelPathFor } from "./browser-settings.server";
 
 describe("tunnelPathFor", () => {

@@ -1,7 +1,6 @@
 import type { SentryConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import { TUNNEL_PATH } from "../tunnel/tunnel-path";
-import type { ProjectIdentity } from "../tunnel/upstream-target.server";
+import { TUNNEL_PATH, type ProjectIdentity } from "../tunnel";
 import type { BrowserMonitoringSettings } from "./browser-options";
 
 /** The tunnel path for a DSN: `o` and `r` for Sentry SaaS, only `p` for a self-hosted DSN. */

@@ -1,7 +1,7 @@
 import type { Envelope, Transport } from "@sentry/core";
 import { makeBrowserOfflineTransport, makeFetchTransport } from "@sentry/remix";
 
-import { recordTunnelAnswer } from "./tunnel-status";
+import { recordObservedSend } from "./observed-sends";
 
 /**
  * Chromium refuses a `keepalive` request when the bodies of all keepalive requests in flight
@@ -65,10 +65,10 @@ function observedFetchTransport(options: Parameters<typeof makeFetchTransport>[0
       try {
         const response = await transport.send(envelope);
         // An envelope the SDK held back itself (rate limit, full queue) has no status to report.
-        if (response?.statusCode !== undefined) recordTunnelAnswer({ ...sent, status: response.statusCode });
+        if (response?.statusCode !== undefined) recordObservedSend({ ...sent, status: response.statusCode });
         return response;
       } catch (error) {
-        recordTunnelAnswer({ ...sent, status: undefined });
+        recordObservedSend({ ...sent, status: undefined });
         throw error;
       }
     },

@@ -3,7 +3,7 @@ import { httpServerIntegration } from "@sentry/cloudflare";
 
 import type { AppConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import { isTunnelPathSpelling } from "../tunnel/tunnel-path";
+import { isTunnelPathSpelling } from "../tunnel";
 import { dropNotFoundTransactions, dropThrownRedirects } from "./filters";
 import { scrubRequestData } from "./request-data.server";
 

@@ -1,7 +1,7 @@
 import type { LoaderFunctionArgs } from "@remix-run/cloudflare";
 import { useLoaderData, useRouteLoaderData } from "@remix-run/react";
 
-import { useTunnelAnswers } from "../monitoring/tunnel-status";
+import { useObservedSends } from "../monitoring/observed-sends";
 import type { loader as rootLoader } from "../root";
 
 /**
@@ -9,16 +9,16 @@ import type { loader as rootLoader } from "../root";
  * tell every visitor when Sentry is down, and they are one instance's view anyway.
  */
 export function loader({ context }: LoaderFunctionArgs) {
-  const { spool, config } = context;
-  if (config.sentry.environment === "production") return { spool: "hidden" as const };
-  return { spool: spool ? { stored: spool.stored, delivered: spool.delivered, dropped: spool.dropped, pending: spool.pending } : null };
+  const { spoolStats: stats, config } = context;
+  if (config.sentry.environment === "production") return { spoolCounts: "hidden" as const };
+  return { spoolCounts: stats ? { stored: stats.stored, delivered: stats.delivered, dropped: stats.dropped, pending: stats.pending } : null };
 }
 
 export default function Home() {
-  const { spool } = useLoaderData<typeof loader>();
+  const { spoolCounts: spool } = useLoaderData<typeof loader>();
   const root = useRouteLoaderData<typeof rootLoader>("root");
-  const monitoring = root?.monitoring;
-  const answer = useTunnelAnswers().at(-1);
+  const monitoring = root?.monitoringSummary;
+  const answer = useObservedSends().at(-1);
   return (
     <>
       <section className="intro">

@@ -7,7 +7,7 @@ import { useState, type ReactNode } from "react";
 import { ErrorReference } from "../monitoring/error-reference";
 import { admitSelfTest, selfTestHeaders } from "../monitoring/self-test.server";
 import { NotFoundPage } from "../pages/not-found";
-import { currentTunnelSequence, useTunnelAnswers, type TunnelAnswer } from "../monitoring/tunnel-status";
+import { currentSendSequence, useObservedSends, type ObservedSend } from "../monitoring/observed-sends";
 
 export const meta: MetaFunction = () => [{ title: "Self-test · Edge Monitoring Tunnel" }];
 
@@ -39,7 +39,7 @@ interface Trial {
   expected: string;
   since: number;
   /** The answer to wait for, if the trial sends anything. */
-  awaits?: (answer: TunnelAnswer) => boolean;
+  awaits?: (answer: ObservedSend) => boolean;
   eventId?: string;
 }
 
@@ -77,11 +77,11 @@ export function ErrorBoundary() {
 }
 
 function SelfTestPage({ redirected, spotlight = null, children }: { redirected: string | null; spotlight?: string | null; children?: ReactNode }) {
-  const answers = useTunnelAnswers();
+  const answers = useObservedSends();
   const [trial, setTrial] = useState<Trial>();
 
   function start(next: Omit<Trial, "since">) {
-    const since = currentTunnelSequence();
+    const since = currentSendSequence();
     // After the current event handler: an error thrown by it is captured only once it has left.
     setTimeout(() => setTrial({ ...next, since, eventId: next.eventId ?? (next.awaits ? lastEventId() : undefined) }));
   }
@@ -106,81 +106,90 @@ function SelfTestPage({ redirected, spotlight = null, children }: { redirected: 
           Redirected by the {redirected === "server" ? "server" : "browser"}. Thrown redirects are never reported.
         </p>
       )}
-      <ul className="actions">
-        <TrialButton
-          label="Throw a client error"
-          onClick={() => {
-            start({
-              title: "Client error",
-              expected: "An error event goes through the tunnel.",
-              awaits: (candidate) => candidate.itemTypes.includes("event"),
-            });
-            throw new Error("Self-test: an error thrown in the browser");
-          }}
-        />
-        {/* A full page load, so that the error page comes from the server with the server's event id. */}
-        <ServerTrial intent="server-error" label="Throw a server error" reloadDocument />
-        <TrialButton
-          label="Send a log"
-          onClick={() => {
-            logger.info("Self-test: a log from the browser", { page: "sentry-example-page" });
-            start({
-              title: "Log",
-              expected: "The SDK sends buffered logs 5 s after the last one.",
-              awaits: (candidate) => candidate.itemTypes.includes("log"),
-            });
-          }}
-        />
-        <TrialButton
-          label="Throw a redirect in the browser"
-          onClick={() => {
-            // A redirect thrown outside a loader becomes an unhandled rejection: control flow, not a failure.
-            void Promise.reject(redirect("/sentry-example-page?redirected=browser"));
-            start({ title: "Thrown redirect (browser)", expected: "Filtered: nothing is sent." });
-          }}
-        />
-        <ServerTrial intent="redirect" label="Throw a redirect on the server" />
-        <TrialButton
-          label="Trigger a noisy browser error"
-          onClick={() => {
-            // An aborted fetch left unhandled: the AbortError every navigation-away produces.
-            void fetch(window.location.href, { signal: AbortSignal.abort() });
-            start({ title: "Noisy browser error", expected: "Ignored: nothing is sent." });
-          }}
-        />
-        <li>
-          <Link to="/this-page-does-not-exist" className="button">
-            Open a missing page
-          </Link>
-        </li>
-        <li>
-          <Link to="/sentry-example-page/loader-error" className="button">
-            Open a page whose loader throws
-          </Link>
-        </li>
-      </ul>
-      {!trial && children}
-      {trial && (
-        <div role="status" className="card outcome" data-testid="self-test-outcome">
-          <h2>{trial.title}</h2>
-          <p>{trial.expected}</p>
-          {trial.eventId && (
-            <p>
-              Event <code data-testid="event-id">{trial.eventId}</code>
-            </p>
-          )}
-          {trial.awaits && (
-            <p data-testid="tunnel-answer">
-              {answer === undefined
-                ? "Waiting for the tunnel…"
-                : answer.status === undefined
-                  ? "The tunnel could not be reached."
-                  : `The tunnel answered ${answer.status}.`}
-            </p>
-          )}
-        </div>
-      )}
+      <Trials start={start} />
+      {trial ? <TrialOutcome trial={trial} answer={answer || undefined} /> : children}
     </section>
+  );
+}
+
+function Trials({ start }: { start: (trial: Omit<Trial, "since">) => void }) {
+  return (
+    <ul className="actions">
+      <TrialButton
+        label="Throw a client error"
+        onClick={() => {
+          start({
+            title: "Client error",
+            expected: "An error event goes through the tunnel.",
+            awaits: (candidate) => candidate.itemTypes.includes("event"),
+          });
+          throw new Error("Self-test: an error thrown in the browser");
+        }}
+      />
+      {/* A full page load, so that the error page comes from the server with the server's event id. */}
+      <ServerTrial intent="server-error" label="Throw a server error" reloadDocument />
+      <TrialButton
+        label="Send a log"
+        onClick={() => {
+          logger.info("Self-test: a log from the browser", { page: "sentry-example-page" });
+          start({
+            title: "Log",
+            expected: "The SDK sends buffered logs 5 s after the last one.",
+            awaits: (candidate) => candidate.itemTypes.includes("log"),
+          });
+        }}
+      />
+      <TrialButton
+        label="Throw a redirect in the browser"
+        onClick={() => {
+          // A redirect thrown outside a loader becomes an unhandled rejection: control flow, not a failure.
+          void Promise.reject(redirect("/sentry-example-page?redirected=browser"));
+          start({ title: "Thrown redirect (browser)", expected: "Filtered: nothing is sent." });
+        }}
+      />
+      <ServerTrial intent="redirect" label="Throw a redirect on the server" />
+      <TrialButton
+        label="Trigger a noisy browser error"
+        onClick={() => {
+          // An aborted fetch left unhandled: the AbortError every navigation-away produces.
+          void fetch(window.location.href, { signal: AbortSignal.abort() });
+          start({ title: "Noisy browser error", expected: "Ignored: nothing is sent." });
+        }}
+      />
+      <li>
+        <Link to="/this-page-does-not-exist" className="button">
+          Open a missing page
+        </Link>
+      </li>
+      <li>
+        <Link to="/sentry-example-page/loader-error" className="button">
+          Open a page whose loader throws
+        </Link>
+      </li>
+    </ul>
+  );
+}
+
+function TrialOutcome({ trial, answer }: { trial: Trial; answer: ObservedSend | undefined }) {
+  return (
+    <div role="status" className="card outcome" data-testid="self-test-outcome">
+      <h2>{trial.title}</h2>
+      <p>{trial.expected}</p>
+      {trial.eventId && (
+        <p>
+          Event <code data-testid="event-id">{trial.eventId}</code>
+        </p>
+      )}
+      {trial.awaits && (
+        <p data-testid="tunnel-answer">
+          {answer === undefined
+            ? "Waiting for the tunnel…"
+            : answer.status === undefined
+              ? "The tunnel could not be reached."
+              : `The tunnel answered ${answer.status}.`}
+        </p>
+      )}
+    </div>
   );
 }
 

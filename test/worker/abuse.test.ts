@@ -62,7 +62,7 @@ describe("abuse and faults, in workerd", () => {
     ingest = await FakeIngest.start();
     // wrangler.toml's limit, without the spool: the stalled-answer test is about the live path.
     worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_UPSTREAM_TIMEOUT_MS: "1500" },
+      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500" },
       { spool: false },
     );
   });
@@ -219,8 +219,9 @@ describe("fuzzing the tunnel through workerd", () => {
           expect(JSON.parse(text)).toMatchObject({ reason: expect.any(String), error: expect.any(String) });
           expect(ingest.arrivals).toBe(before);
         } else {
-          // Only a well-formed envelope for an allowed DSN gets this far, and it arrives whole.
-          await eventually(() => ingest.deliveries.length > 0);
+          // Only a well-formed envelope for an allowed DSN gets this far, and it arrives whole, as sent.
+          const sent = Buffer.from(body);
+          await eventually(() => ingest.deliveries.some((delivery) => delivery.body.equals(sent)));
         }
       }),
       { numRuns: 400 },

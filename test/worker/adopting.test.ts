@@ -29,7 +29,7 @@ describe("the tunnel in another Worker, built from docs/adopting.md alone", () =
     miniflare = new Miniflare({
       modules: [{ type: "ESModule", path: script }],
       ...wranglerCompatibility(),
-      bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_UPSTREAM_TIMEOUT_MS: "1500", TUNNEL_SPOOL_RETRY_SECONDS: "1" },
+      bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", TUNNEL_SPOOL_RETRY_SECONDS: "1" },
       ratelimits: { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000, period: 10 } } },
       analyticsEngineDatasets: { TUNNEL_ANALYTICS: { dataset: "tunnel_envelopes" } },
       queueProducers: { TUNNEL_SPOOL: { queueName: "tunnel-spool" } },

@@ -73,7 +73,7 @@ describe("the tunnel under attack, in workerd", () => {
         SENTRY_DSN: APP_DSN,
         TUNNEL_ALLOWED_ORIGINS: PARTNER,
         TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
-        TUNNEL_UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS),
+        TUNNEL_TIMEOUT_MS: String(TIMEOUT_MS),
       },
       { rateLimit: { limit: 1_000_000, period: 10 } },
     );
@@ -302,7 +302,7 @@ describe("a property: whatever arrives, the tunnel answers in time and forwards 
   beforeAll(async () => {
     ingest = await FakeIngest.start();
     worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_UPSTREAM_TIMEOUT_MS: String(timeoutMs) },
+      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: String(timeoutMs) },
       { rateLimit: { limit: 1_000_000, period: 10 } },
     );
   });

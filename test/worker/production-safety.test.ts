@@ -76,7 +76,7 @@ describe("production defaults", () => {
     expect(html).toContain('id="monitoring-title"');
     expect(html).not.toContain('data-testid="spool-status"');
     const data = await (await worker.fetch("/?_data=routes/_index")).json();
-    expect(data).toEqual({ spool: "hidden" });
+    expect(data).toEqual({ spoolCounts: "hidden" });
   });
 
   it("sends every HTML answer with a nonced Content-Security-Policy and the framing, sniffing and referrer headers", async () => {

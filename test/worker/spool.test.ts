@@ -2,7 +2,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
-import type { SpooledEnvelope } from "../../app/tunnel/spool.server";
+import type { SpooledEnvelope } from "../../app/tunnel";
 import { buildEnvelope, parseEnvelope } from "../support/envelopes";
 import { answerOk, eventually, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
 import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
@@ -94,7 +94,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     upstream = new SwitchableIngest(ingest);
     worker = await startWorker(
       // Outside production, where the Monitoring panel shows the spool's counts.
-      { SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "staging", TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_UPSTREAM_TIMEOUT_MS: "1500", ...FAST_RETRIES },
+      { SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "staging", TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES },
       // One client stores far more than its byte budget here; the budget has a test of its own.
       { rateLimit: { limit: 1_000_000, period: 10 }, rateLimits: UNLIMITED_BUDGETS },
     );
@@ -362,7 +362,7 @@ describe("the spool's bounds", () => {
   beforeAll(async () => {
     ingest = await FakeIngest.start();
     worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_UPSTREAM_TIMEOUT_MS: "1500", ...FAST_RETRIES },
+      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES },
       // Three 256 KiB units per client per minute, so that the test reaches the budget quickly.
       { rateLimit: { limit: 1_000_000, period: 10 }, rateLimits: { TUNNEL_SPOOL_CLIENT_BUDGET: { limit: 3, period: 60 } } },
     );
@@ -410,7 +410,7 @@ describe("the breaker, fair to Sentry and to clients", () => {
   beforeAll(async () => {
     ingest = await FakeIngest.start();
     worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_UPSTREAM_TIMEOUT_MS: "1500", ...FAST_RETRIES },
+      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES },
       { rateLimit: { limit: 1_000_000, period: 10 } },
     );
   });

@@ -3,7 +3,7 @@ import { deflateSync, gzipSync } from "node:zlib";
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
-import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "../../app/tunnel/tunnel-answers.server";
+import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "../../app/tunnel";
 import { buildEnvelope } from "../support/envelopes";
 import { eventually, FakeIngest } from "../support/fake-ingest";
 import { freePort } from "../support/http";
@@ -46,7 +46,7 @@ describe("the tunnel in workerd", () => {
       TUNNEL_ALLOWED_DSNS: SELF_HOSTED_DSN,
       TUNNEL_ALLOWED_ORIGINS: "https://partner.example.com",
       TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
-      TUNNEL_UPSTREAM_TIMEOUT_MS: "2000",
+      TUNNEL_TIMEOUT_MS: "2000",
     }, UNLIMITED);
   });
   afterAll(async () => {

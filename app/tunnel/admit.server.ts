@@ -1,0 +1,77 @@
+import { tunnelAnswer, type Answer } from "./answers.server";
+import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.server";
+import { PREFLIGHT_HEADERS } from "./request/cors.server";
+import { allowedQueries, type DsnAllowList } from "./request/dsn-policy.server";
+import { SECURITY_REPORT_PATH, TUNNEL_PATH } from "./request/path";
+import { parseTunnelQuery, queryOf, type TunnelQuery } from "./request/query.server";
+import { securityEndpointFor } from "./request/security-report.server";
+import { projectOf } from "./request/upstream-target.server";
+import type { TunnelLogLine } from "./log-line.server";
+import type { TunnelRuntime, TunnelSettings } from "./settings.server";
+import { TUNNEL_RESPONSE_HEADERS } from "./upstream/header-policy.server";
+
+/** Where CSP reports go, and the project their log lines name. */
+export interface ReportTarget {
+  url: string;
+  project: TunnelQuery;
+}
+
+/** What the first stage checks against, built once per tunnel. */
+export interface Gate {
+  clientAllowed: ClientLimiter | undefined;
+  /** Partner origins, which get CORS. */
+  partners: ReadonlySet<string>;
+  /** `undefined` when the app has no project of its own: the report path is then not served. */
+  reports: ReportTarget | undefined;
+  namesAllowedProject: (query: TunnelQuery) => boolean;
+  /** Told to a client over its limit: Sentry's own header, no categories meaning every one, so the SDK holds back everything. */
+  limitedHeaders: Record<string, string>;
+  allowHeader: Record<string, string>;
+}
+
+export function createGate(settings: TunnelSettings, rateLimiter: TunnelRuntime["rateLimiter"], allowList: DsnAllowList): Gate {
+  const period = String(settings.rateLimitPeriodSeconds);
+  const partners = new Set(settings.allowedOrigins);
+  const own = settings.ownProject;
+  return {
+    clientAllowed: rateLimiter && createClientLimiter(rateLimiter, settings.rateLimitPeriodSeconds),
+    partners,
+    reports: own && { url: securityEndpointFor(own, settings.upstreamOrigin), project: queryOf(projectOf(own.dsn)) },
+    namesAllowedProject: allowedQueries(allowList),
+    limitedHeaders: { "retry-after": period, "x-sentry-rate-limits": `${period}::key` },
+    allowHeader: { allow: partners.size > 0 ? "POST, OPTIONS" : "POST" },
+  };
+}
+
+export type Admission =
+  | { admitted: false; kind: TunnelLogLine["kind"]; answer: Answer }
+  | { admitted: true; kind: "envelope"; query: TunnelQuery }
+  | { admitted: true; kind: "security_report"; target: ReportTarget };
+
+/**
+ * The first stage: every check that needs no body, cheapest and most telling first. The limiter
+ * sees every request, refused ones included, so that refusals count against a client too.
+ */
+export async function admit(request: Request, gate: Gate): Promise<Admission> {
+  if (gate.clientAllowed && !(await gate.clientAllowed(request.headers.get("cf-connecting-ip")))) {
+    return { admitted: false, kind: "envelope", answer: tunnelAnswer("rate_limited", gate.limitedHeaders) };
+  }
+  const url = new URL(request.url);
+  const report = url.pathname === SECURITY_REPORT_PATH ? gate.reports : undefined;
+  const answered = (answer: Answer): Admission => ({ admitted: false, kind: report ? "security_report" : "envelope", answer });
+  if (!report && url.pathname !== TUNNEL_PATH) return answered(tunnelAnswer("not_found"));
+
+  const origin = request.headers.get("origin");
+  const partner = origin !== null && gate.partners.has(origin);
+  if (origin !== null && !partner && origin !== url.origin) return answered(tunnelAnswer("origin_not_allowed"));
+  if (request.method === "OPTIONS" && partner) {
+    const response = new Response(null, { status: 204, headers: { ...TUNNEL_RESPONSE_HEADERS, ...PREFLIGHT_HEADERS } });
+    return answered({ response, code: null, outcome: "preflight" });
+  }
+  if (request.method !== "POST") return answered(tunnelAnswer("method_not_allowed", gate.allowHeader));
+  if (report) return { admitted: true, kind: "security_report", target: report };
+
+  const query = parseTunnelQuery(url.searchParams);
+  if (!query) return answered(tunnelAnswer("invalid_query"));
+  return gate.namesAllowedProject(query) ? { admitted: true, kind: "envelope", query } : answered(tunnelAnswer("query_not_allowed"));
+}

@@ -1,0 +1,155 @@
+import { sentryAnswer, tunnelAnswer, type Answer } from "./answers.server";
+import type { DsnAllowList } from "./request/dsn-policy.server";
+import { joinChunks, type BodyChunk } from "./shared/body.server";
+import { envelopeItemTypes } from "./request/envelope-items.server";
+import type { ReceivedEnvelope } from "./receive.server";
+import type { TunnelRuntime, TunnelSettings } from "./settings.server";
+import { earlyEnd, type Deadline } from "./shared/deadline.server";
+import { SPOOL_BUDGET_PERIOD_SECONDS } from "./spool/budget.server";
+import type { SpoolBody, SpooledEnvelope } from "./spool/store.server";
+import { UpstreamBreaker } from "./upstream/breaker.server";
+import { discardedCategories } from "./upstream/client-reports.server";
+import { forwardEnvelope, type ForwardFailure } from "./upstream/forward.server";
+import { upstreamRequestHeaders } from "./upstream/header-policy.server";
+import { SentryLimits } from "./upstream/sentry-limits.server";
+
+/** Sentry's answers that mean "not now" rather than "no": the envelope is spooled. */
+export const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+const UNAVAILABLE_FAILURES: ReadonlySet<ForwardFailure> = new Set(["upstream_unreachable", "upstream_timeout"]);
+
+/** The way to Sentry and to the spool, built once per tunnel: one breaker per upstream. */
+export interface Delivery extends Pick<TunnelRuntime, "spool" | "spoolBudget" | "spoolStats" | "reports" | "fetch"> {
+  maxEnvelopeBytes: number;
+  limits: SentryLimits;
+  breakers: ReadonlyMap<string, UpstreamBreaker>;
+}
+
+export function createDelivery(settings: TunnelSettings, runtime: TunnelRuntime, allowList: DsnAllowList): Delivery {
+  const { spool, spoolBudget, spoolStats, reports, fetch, limits = new SentryLimits() } = runtime;
+  const breakers = new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker()]));
+  return { maxEnvelopeBytes: settings.maxEnvelopeBytes, limits, breakers, spool, spoolBudget, spoolStats, reports, fetch };
+}
+
+export interface Delivered {
+  answer: Answer;
+  /** The bytes sent upstream, when a forward counted them. */
+  bytes: number | undefined;
+  upstreamStatus: number | null;
+}
+
+/** One envelope on its way: what storing it needs besides its body. */
+interface Shipment {
+  stored: Omit<SpooledEnvelope, "body" | "key">;
+  clientIp: string | null;
+  /** The body read whole and not compressed, whose items a client report can count. */
+  plain: Uint8Array | undefined;
+}
+
+/**
+ * The third stage: sends an envelope that passed every check to Sentry, or to the spool when
+ * Sentry cannot take it: straight there while the breaker is open, or after Sentry failed a body
+ * read whole. An envelope whose every item Sentry is rate-limiting is refused here.
+ */
+export async function deliver(
+  envelope: ReceivedEnvelope,
+  clientHeaders: Headers,
+  deadline: Deadline,
+  delivery: Delivery,
+  receivedAt: number,
+): Promise<Delivered> {
+  const { body, head, encoding, contentLength, upstreamUrl } = envelope;
+  const answered = (answer: Answer, upstreamStatus: number | null = null, bytes?: number): Delivered => ({ answer, bytes, upstreamStatus });
+  // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
+  const whole = head.ended || head.consumedBytes === contentLength ? joinChunks(head.consumed, head.consumedBytes) : undefined;
+  const plain = whole && encoding === "identity" ? whole : undefined;
+  const sentrySaidNo = delivery.limits.refusal(head.dsn, () => plain && envelopeItemTypes(plain));
+  if (sentrySaidNo) {
+    delivery.reports?.count(head.dsn, "ratelimit_backoff", discardedCategories(plain));
+    return answered(tunnelAnswer("sentry_rate_limited", sentrySaidNo));
+  }
+
+  const headers = upstreamRequestHeaders(clientHeaders, encoding, contentLength);
+  const shipment: Shipment = { stored: { url: upstreamUrl, headers, dsn: head.dsn, receivedAt }, clientIp: clientHeaders.get("cf-connecting-ip"), plain };
+  const breaker = delivery.breakers.get(upstreamUrl)!;
+  if (delivery.spool && !breaker.allows()) {
+    const spooled = await spoolWhileSentryIsDown(envelope, whole, shipment, deadline, delivery);
+    if (spooled) return answered(spooled);
+  }
+
+  const forwarded = await forwardEnvelope({
+    url: upstreamUrl,
+    headers,
+    consumed: whole ? [whole] : head.consumed,
+    consumedBytes: head.consumedBytes,
+    rest: whole ? undefined : body,
+    contentLength,
+    maxBytes: delivery.maxEnvelopeBytes,
+    deadline,
+    fetch: delivery.fetch,
+  });
+  if (!forwarded.ok) {
+    if (!UNAVAILABLE_FAILURES.has(forwarded.reason)) return answered(tunnelAnswer(forwarded.reason), null, forwarded.bytes);
+    breaker.failed();
+    const spooled = whole && (await storeInSpool(whole, shipment, delivery));
+    return answered(spooled || tunnelAnswer(forwarded.reason), null, forwarded.bytes);
+  }
+
+  const { answer } = forwarded;
+  delivery.limits.record(head.dsn, answer.status, answer.headers);
+  if (!UNAVAILABLE_STATUSES.has(answer.status)) {
+    breaker.succeeded();
+    return answered(sentryAnswer(answer), answer.status, forwarded.bytes);
+  }
+  breaker.failed();
+  const spooled = whole && (await storeInSpool(whole, shipment, delivery));
+  return answered(spooled || sentryAnswer(answer), answer.status, forwarded.bytes);
+}
+
+/**
+ * Sentry is down: the envelope goes straight to the spool, without waiting on Sentry. What cannot
+ * be stored (a body of unknown length, which R2 cannot take; a large one without a bucket) still
+ * tries Sentry: `undefined`.
+ */
+async function spoolWhileSentryIsDown(
+  { body, head, contentLength }: ReceivedEnvelope,
+  whole: Uint8Array | undefined,
+  shipment: Shipment,
+  deadline: Deadline,
+  delivery: Delivery,
+): Promise<Answer | undefined> {
+  if (whole) return storeInSpool(whole, shipment, delivery);
+  if (contentLength === undefined || !delivery.spool!.accepts(shipment.stored, contentLength)) return undefined;
+  const stream = prefixed(head.consumed, body, contentLength);
+  const spooled = await deadline.race(storeInSpool({ stream, length: contentLength }, shipment, delivery)).catch(() => tunnelAnswer(earlyEnd("receiving", deadline)));
+  // The body went into the failed store: there is nothing left to send Sentry.
+  return spooled ?? tunnelAnswer("spool_unavailable");
+}
+
+/** Stores the envelope within the budgets: the answer to give, or `undefined` when it could not be stored. */
+async function storeInSpool(body: SpoolBody, { stored, clientIp, plain }: Shipment, delivery: Delivery): Promise<Answer | undefined> {
+  const { spool, spoolBudget, spoolStats, reports } = delivery;
+  if (!spool) return undefined;
+  const length = body instanceof Uint8Array ? body.byteLength : body.length;
+  if (spoolBudget && !(await spoolBudget(clientIp, length))) {
+    reports?.count(stored.dsn, "queue_overflow", discardedCategories(plain));
+    return tunnelAnswer("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
+  }
+  if (!(await spool.store(stored, body))) return undefined;
+  if (spoolStats) spoolStats.stored += 1;
+  return tunnelAnswer("spooled");
+}
+
+/**
+ * The chunks already read, then the rest of the body: the whole body again, as a stream of the
+ * declared length. A body that ends short or runs long errors the stream, so R2 stores nothing.
+ */
+function prefixed(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, length: number): ReadableStream<Uint8Array> {
+  const { readable, writable } = new FixedLengthStream(length);
+  void (async () => {
+    const writer = writable.getWriter();
+    for (const chunk of consumed) await writer.write(chunk);
+    writer.releaseLock();
+    await rest.pipeTo(writable);
+  })().catch((error: unknown) => writable.abort(error).catch(() => {}));
+  return readable;
+}

@@ -1,0 +1,59 @@
+import type { BodyChunk, ChunkSource } from "../shared/body.server";
+import type { ContentEncoding } from "./content-encoding.server";
+import { HeaderLineScanner, parseHeaderLine } from "./header-line.server";
+import { scanDecompressed, type RawRead } from "./inflate-head.server";
+
+type HeadFailure =
+  | "empty_envelope"
+  | "header_too_long"
+  | "bad_compression"
+  | "header_not_json"
+  | "header_repeated_key"
+  | "dsn_missing";
+
+export interface EnvelopeHead {
+  dsn: string;
+  /** The body's bytes read so far, exactly as received (still compressed): they are forwarded first. */
+  consumed: BodyChunk[];
+  consumedBytes: number;
+  /** The whole body is in `consumed`. */
+  ended: boolean;
+}
+
+export type HeadResult = { ok: true; head: EnvelopeHead } | { ok: false; reason: HeadFailure };
+
+/**
+ * Reads the body only as far as the end of the envelope's header line. For a compressed body,
+ * only that much is decompressed; the compressed bytes read are kept for forwarding.
+ *
+ * A read error from the body itself (the client went away) is rethrown, not reported as bad input.
+ */
+export async function readEnvelopeHead(
+  reader: ChunkSource,
+  encoding: ContentEncoding,
+): Promise<HeadResult> {
+  const line = new HeaderLineScanner();
+  const raw =
+    encoding === "identity"
+      ? await scanPlain(reader, line)
+      : await scanDecompressed(reader, line, encoding);
+  const consumedBytes = raw.consumed.reduce((total, chunk) => total + chunk.byteLength, 0);
+  if (consumedBytes === 0) return { ok: false, reason: "empty_envelope" };
+  if (raw.corrupt) return { ok: false, reason: "bad_compression" };
+  if (line.state === "too_long") return { ok: false, reason: "header_too_long" };
+  const header = parseHeaderLine(line.bytes());
+  if (!header.ok) return header;
+  return { ok: true, head: { dsn: header.dsn, consumed: raw.consumed, consumedBytes, ended: raw.ended } };
+}
+
+async function scanPlain(reader: ChunkSource, line: HeaderLineScanner): Promise<RawRead> {
+  const consumed: BodyChunk[] = [];
+  while (line.state === "reading") {
+    const { done, value } = await reader.read();
+    if (done) return { consumed, ended: true };
+    consumed.push(value);
+    line.push(value);
+  }
+  return { consumed, ended: false };
+}
+

@@ -1,0 +1,85 @@
+import type { Deadline } from "../shared/deadline.server";
+import type { Dsn } from "../shared/dsn.server";
+import { joinChunks, type BodyChunk } from "../shared/body.server";
+import { ingestOriginOf } from "./upstream-target.server";
+
+/** Where browsers' Content-Security-Policy reports go: the app's own project, chosen by the Worker. */
+export interface OwnProject {
+  dsn: Dsn;
+  environment: string;
+  release: string;
+}
+
+/** A browser's report is a few hundred bytes; a batch of the Reporting API a few KiB. */
+export const MAX_SECURITY_REPORT_BYTES = 32 * 1024;
+
+/** `report-uri` sends the first, the Reporting API (`report-to`) the second; Sentry takes both. */
+const REPORT_MEDIA_TYPES = new Set(["application/csp-report", "application/reports+json"]);
+
+/**
+ * Sentry's security endpoint for the app's own DSN. It authenticates by `sentry_key` in the query,
+ * as Sentry's documentation gives it; environment and release are the Worker's own.
+ * `upstreamOrigin` (development and tests) swaps scheme, host and port only.
+ */
+export function securityEndpointFor({ dsn, environment, release }: OwnProject, upstreamOrigin: string | undefined): string {
+  const origin = ingestOriginOf(dsn, upstreamOrigin);
+  const query = new URLSearchParams({ sentry_key: dsn.publicKey, sentry_environment: environment, sentry_release: release });
+  return `${origin}/${dsn.path}api/${dsn.projectId}/security/?${query}`;
+}
+
+export type SecurityReportRead =
+  | { ok: true; body: Uint8Array<ArrayBuffer>; mediaType: string }
+  | { ok: false; reason: "report_unsupported_type" | "envelope_too_large" | "report_invalid" | "body_timeout" | "body_incomplete" };
+
+/**
+ * Reads a report whole, at most {@link MAX_SECURITY_REPORT_BYTES}, within the deadline, and keeps
+ * it only if it is a CSP violation report in one of the two formats browsers send.
+ */
+export async function readSecurityReport(request: Request, deadline: Deadline): Promise<SecurityReportRead> {
+  const mediaType = (request.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
+  if (!REPORT_MEDIA_TYPES.has(mediaType)) return { ok: false, reason: "report_unsupported_type" };
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+  if (declared > MAX_SECURITY_REPORT_BYTES) return { ok: false, reason: "envelope_too_large" };
+  if (!request.body) return { ok: false, reason: "report_invalid" };
+
+  const reader = request.body.getReader();
+  const chunks: BodyChunk[] = [];
+  let length = 0;
+  try {
+    for (;;) {
+      const { done, value } = await deadline.race(reader.read());
+      if (done) break;
+      length += value.byteLength;
+      if (length > MAX_SECURITY_REPORT_BYTES) {
+        reader.cancel().catch(() => {});
+        return { ok: false, reason: "envelope_too_large" };
+      }
+      chunks.push(value);
+    }
+  } catch {
+    reader.cancel().catch(() => {});
+    return { ok: false, reason: deadline.state === "passed" ? "body_timeout" : "body_incomplete" };
+  }
+  const body = joinChunks(chunks, length);
+  return isViolationReport(body, mediaType) ? { ok: true, body, mediaType } : { ok: false, reason: "report_invalid" };
+}
+
+/** `{"csp-report": {…}}` for `report-uri`; a non-empty list of `csp-violation` reports for the Reporting API. */
+function isViolationReport(body: Uint8Array, mediaType: string): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+  } catch {
+    return false;
+  }
+  if (mediaType === "application/csp-report") return isObject(parsed) && isObject(parsed["csp-report"]);
+  return (
+    Array.isArray(parsed) &&
+    parsed.length > 0 &&
+    parsed.every((report: unknown) => isObject(report) && report.type === "csp-violation" && isObject(report.body))
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,77 @@
+import { clientKey } from "../request/client-key.server";
+
+/** What one call of a budget's rate limiter stands for: a 20 MiB envelope is 80 calls. */
+export const SPOOL_BUDGET_UNIT_BYTES = 256 * 1024;
+/** The budget bindings' period in `wrangler.toml`: the carried bytes start again with each window. */
+export const SPOOL_BUDGET_PERIOD_SECONDS = 60;
+/** Clients whose bytes short of a unit an isolate remembers per window; past this, each envelope is charged a whole unit. */
+const MAX_REMEMBERED_CLIENTS = 10_000;
+
+/** The total budget's key; a client's key is its address, which never reads so. */
+const TOTAL_KEY = "all";
+
+/** Whether a client may store `bytes` more in the spool now. */
+export type SpoolBudget = (clientIp: string | null, bytes: number) => Promise<boolean>;
+
+/**
+ * The spool's byte budgets, kept by Workers Rate Limiting bindings that count units of
+ * {@link SPOOL_BUDGET_UNIT_BYTES}: one per client (its address, an IPv6 client's /64), and one for
+ * everything this location stores. Asked only while Sentry is failing, never for a live forward.
+ *
+ * The bytes short of a whole unit are carried in the isolate until they make one, so that a small
+ * envelope usually costs no call at all and a large one a call per unit. The client's budget is
+ * asked first, so that a client over its own spends nothing of the total. Like the request limiter,
+ * a budget whose binding fails lets the envelope be stored.
+ */
+export function createSpoolBudget(
+  perClient: Pick<RateLimit, "limit"> | undefined,
+  total: Pick<RateLimit, "limit"> | undefined,
+  now: () => number = Date.now,
+): SpoolBudget | undefined {
+  if (!perClient && !total) return undefined;
+  const carried = new Map<string, number>();
+  /** Budgets a binding refused this window: refused here too, until the window ends, without asking. */
+  const spent = new Set<string>();
+  let windowEnd = 0;
+
+  const startWindow = () => {
+    const end = (Math.floor(now() / (SPOOL_BUDGET_PERIOD_SECONDS * 1000)) + 1) * SPOOL_BUDGET_PERIOD_SECONDS * 1000;
+    if (end === windowEnd) return;
+    carried.clear();
+    spent.clear();
+    windowEnd = end;
+  };
+
+  /** The whole units `bytes` completes for `key`, what is left carried to the next envelope. */
+  const unitsFor = (key: string, bytes: number): number => {
+    const known = carried.get(key);
+    if (known === undefined && carried.size >= MAX_REMEMBERED_CLIENTS) return Math.max(1, Math.ceil(bytes / SPOOL_BUDGET_UNIT_BYTES));
+    const sum = (known ?? 0) + bytes;
+    carried.set(key, sum % SPOOL_BUDGET_UNIT_BYTES);
+    return Math.floor(sum / SPOOL_BUDGET_UNIT_BYTES);
+  };
+
+  const spend = async (limiter: Pick<RateLimit, "limit"> | undefined, key: string, bytes: number): Promise<boolean> => {
+    if (!limiter) return true;
+    if (spent.has(key)) return false;
+    const units = unitsFor(key, bytes);
+    for (let unit = 0; unit < units; unit += 1) {
+      let success: boolean;
+      try {
+        ({ success } = await limiter.limit({ key }));
+      } catch {
+        return true;
+      }
+      if (!success) {
+        if (spent.size < MAX_REMEMBERED_CLIENTS) spent.add(key);
+        return false;
+      }
+    }
+    return true;
+  };
+
+  return async (clientIp, bytes) => {
+    startWindow();
+    return (await spend(perClient, clientKey(clientIp), bytes)) && (await spend(total, TOTAL_KEY, bytes));
+  };
+}
