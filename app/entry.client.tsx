@@ -4,8 +4,8 @@ import { StrictMode, useEffect } from "react";
 import { hydrateRoot } from "react-dom/client";
 
 import { BROWSER_TRACING_TIMEOUTS, browserSentryOptions } from "./monitoring/browser-options";
-import { readMonitoringSettings } from "./monitoring/settings-script";
 import { offlineObservedTransport } from "./monitoring/observed-transport.client";
+import { readMonitoringSettings } from "./monitoring/settings-script";
 
 // Before hydration, so that errors and the pageload of hydration itself are recorded.
 const settings = readMonitoringSettings();

@@ -33,7 +33,8 @@ describe("npm run deploy, before anything is uploaded", () => {
     ]);
   });
 
-  it("goes on to wrangler with a token and a valid configuration (a dry run here)", () => {
+  // The Worker started to check its variables, then wrangler's dry run: some 3 s alone, 6 s beside the Worker tests.
+  it("goes on to wrangler with a token and a valid configuration (a dry run here)", { timeout: 30_000 }, () => {
     const { status, lines } = deploy(["--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "dry-run-"))], { CLOUDFLARE_API_TOKEN: "token" });
     expect(status).toBe(0);
     expect(lines).toContain("--dry-run: exiting now.");

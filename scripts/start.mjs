@@ -45,10 +45,17 @@ if (dev) await run("node", ["scripts/release.mjs"]);
 else if (buildIsCurrent()) console.log("The production build is up to date with the sources and the commit: not building again.");
 else await run("npm", ["run", "build", "--silent"]);
 
-// Spotlight resolves the app's host to fetch a browser error's source lines back; in Node's default
-// pool of four threads those lookups wait behind its own telemetry's, which take 5 s to fail
-// offline (README, Troubleshooting).
-supervise(spawn("spotlight", ["server", "--port", String(spotlightPort)], { stdio: "inherit", env: { ...env, UV_THREADPOOL_SIZE: "64" } }));
+// Spotlight fetches a browser error's source files back from the app before it lists the error:
+// its lookups of the app's host wait, in Node's default pool of four threads, behind its own
+// telemetry's, which take 5 s to fail offline; and it fetches the same files once per stack frame,
+// which the preloaded cache answers from memory (README, Troubleshooting).
+const sourceCache = new URL("spotlight-source-cache.mjs", import.meta.url).href;
+supervise(
+  spawn("spotlight", ["server", "--port", String(spotlightPort)], {
+    stdio: "inherit",
+    env: { ...env, UV_THREADPOOL_SIZE: "64", NODE_OPTIONS: `${env.NODE_OPTIONS ?? ""} --import=${sourceCache}`.trim() },
+  }),
+);
 if (dev) {
   await startDevLoop().catch((error) => {
     console.error(`wrangler could not start the app: ${error.cause?.message ?? error.message}`);

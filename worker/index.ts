@@ -7,8 +7,8 @@ import { instrumentBuild } from "@sentry/remix/cloudflare";
 import { readConfig } from "../app/config.server";
 import { workerSentryOptions } from "../app/monitoring/worker-options.server";
 import { createClientLimiter, createTunnelWorker } from "../app/tunnel";
-import { reportTunnelBug } from "./report-tunnel-bug";
 import { withOwnTrace } from "./own-trace";
+import { reportTunnelBug } from "./report-tunnel-bug";
 
 /**
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and

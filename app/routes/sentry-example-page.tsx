@@ -5,9 +5,9 @@ import { lastEventId, logger } from "@sentry/remix";
 import { useState, type ReactNode } from "react";
 
 import { ErrorReference } from "../monitoring/error-reference";
+import { currentSendSequence, useObservedSends, type ObservedSend } from "../monitoring/observed-sends";
 import { admitSelfTest, selfTestHeaders } from "../monitoring/self-test.server";
 import { NotFoundPage } from "../pages/not-found";
-import { currentSendSequence, useObservedSends, type ObservedSend } from "../monitoring/observed-sends";
 
 export const meta: MetaFunction = () => [{ title: "Self-test · Edge Monitoring Tunnel" }];
 

@@ -1,4 +1,5 @@
 import { tunnelAnswer, type Answer } from "./answers.server";
+import type { TunnelLogLine } from "./log-line.server";
 import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.server";
 import { PREFLIGHT_HEADERS } from "./request/cors.server";
 import { allowedQueries, type DsnAllowList } from "./request/dsn-policy.server";
@@ -6,7 +7,6 @@ import { SECURITY_REPORT_PATH, TUNNEL_PATH } from "./request/path";
 import { parseTunnelQuery, queryOf, type TunnelQuery } from "./request/query.server";
 import { securityEndpointFor } from "./request/security-report.server";
 import { projectOf } from "./request/upstream-target.server";
-import type { TunnelLogLine } from "./log-line.server";
 import type { TunnelRuntime, TunnelSettings } from "./settings.server";
 import { TUNNEL_RESPONSE_HEADERS } from "./upstream/header-policy.server";
 

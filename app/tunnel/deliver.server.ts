@@ -1,9 +1,9 @@
 import { sentryAnswer, tunnelAnswer, type Answer } from "./answers.server";
-import type { DsnAllowList } from "./request/dsn-policy.server";
-import { joinChunks, type BodyChunk } from "./shared/body.server";
-import { envelopeItemTypes } from "./request/envelope-items.server";
 import type { ReceivedEnvelope } from "./receive.server";
+import type { DsnAllowList } from "./request/dsn-policy.server";
+import { envelopeItemTypes } from "./request/envelope-items.server";
 import type { TunnelRuntime, TunnelSettings } from "./settings.server";
+import { joinChunks, type BodyChunk } from "./shared/body.server";
 import { earlyEnd, type Deadline } from "./shared/deadline.server";
 import { SPOOL_BUDGET_PERIOD_SECONDS } from "./spool/budget.server";
 import type { SpoolBody, SpooledEnvelope } from "./spool/store.server";
@@ -57,19 +57,19 @@ export async function deliver(
   delivery: Delivery,
   receivedAt: number,
 ): Promise<Delivered> {
-  const { body, head, encoding, contentLength, upstreamUrl } = envelope;
+  const { body, head, dsn, encoding, contentLength, upstreamUrl } = envelope;
   const answered = (answer: Answer, upstreamStatus: number | null = null, bytes?: number): Delivered => ({ answer, bytes, upstreamStatus });
   // A body read whole (a small one, or one that ended with its header line) has nothing left to pipe.
   const whole = head.ended || head.consumedBytes === contentLength ? joinChunks(head.consumed, head.consumedBytes) : undefined;
   const plain = whole && encoding === "identity" ? whole : undefined;
-  const sentrySaidNo = delivery.limits.refusal(head.dsn, () => plain && envelopeItemTypes(plain));
+  const sentrySaidNo = delivery.limits.refusal(dsn, () => plain && envelopeItemTypes(plain));
   if (sentrySaidNo) {
-    delivery.reports?.count(head.dsn, "ratelimit_backoff", discardedCategories(plain));
+    delivery.reports?.count(dsn, "ratelimit_backoff", discardedCategories(plain));
     return answered(tunnelAnswer("sentry_rate_limited", sentrySaidNo));
   }
 
   const headers = upstreamRequestHeaders(clientHeaders, encoding, contentLength);
-  const shipment: Shipment = { stored: { url: upstreamUrl, headers, dsn: head.dsn, receivedAt }, clientIp: clientHeaders.get("cf-connecting-ip"), plain };
+  const shipment: Shipment = { stored: { url: upstreamUrl, headers, dsn, receivedAt }, clientIp: clientHeaders.get("cf-connecting-ip"), plain };
   const breaker = delivery.breakers.get(upstreamUrl)!;
   if (delivery.spool && !breaker.allows()) {
     const spooled = await spoolWhileSentryIsDown(envelope, whole, shipment, deadline, delivery);
@@ -95,7 +95,7 @@ export async function deliver(
   }
 
   const { answer } = forwarded;
-  delivery.limits.record(head.dsn, answer.status, answer.headers);
+  delivery.limits.record(dsn, answer.status, answer.headers);
   if (!UNAVAILABLE_STATUSES.has(answer.status)) {
     breaker.succeeded();
     return answered(sentryAnswer(answer), answer.status, forwarded.bytes);

@@ -1,5 +1,5 @@
-import { sentryAnswer, tunnelAnswer } from "./answers.server";
 import type { ReportTarget } from "./admit.server";
+import { sentryAnswer, tunnelAnswer } from "./answers.server";
 import type { Delivered } from "./deliver.server";
 import { readSecurityReport } from "./request/security-report.server";
 import type { Deadline } from "./shared/deadline.server";

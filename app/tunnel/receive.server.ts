@@ -1,16 +1,21 @@
 import { tunnelAnswer, type Answer } from "./answers.server";
+import { contentEncodingOf, isUnrecognisedCoding, type ContentEncoding } from "./request/content-encoding.server";
 import { checkEnvelopeDsn, type DsnAllowList } from "./request/dsn-policy.server";
 import { readEnvelopeHead, type EnvelopeHead, type HeadResult } from "./request/envelope-head.server";
-import { wholeBody, type BodyChunk } from "./shared/body.server";
 import { queryOf, type TunnelQuery } from "./request/query.server";
+import { wholeBody, type BodyChunk } from "./shared/body.server";
 import { earlyEnd, type Deadline, type EarlyEnd } from "./shared/deadline.server";
-import { contentEncodingOf, isUnrecognisedCoding, type ContentEncoding } from "./request/content-encoding.server";
 
 /** An envelope whose header line passed every check, and what its delivery needs. */
 export interface ReceivedEnvelope {
   /** The request's body, its head already read into `head.consumed`. */
   body: ReadableStream<BodyChunk>;
   head: EnvelopeHead;
+  /**
+   * The allowed DSN it names, in canonical form: Sentry's limits, client reports and the spool key
+   * on it, so that a spelling with a legacy secret counts, and is delivered later, as the DSN it is.
+   */
+  dsn: string;
   encoding: ContentEncoding;
   contentLength: number | undefined;
   upstreamUrl: string;
@@ -54,7 +59,8 @@ export async function receiveEnvelope(
 
   const verdict = checkEnvelopeDsn(head.dsn, allowList);
   if (!verdict.ok) return refused(verdict.reason, head.consumedBytes);
-  const envelope = { body: request.body, head, encoding, contentLength, upstreamUrl: verdict.allowed.upstreamUrl };
+  const { dsn, upstreamUrl } = verdict.allowed;
+  const envelope = { body: request.body, head, dsn, encoding, contentLength, upstreamUrl };
   return { ok: true, envelope, query: queryOf(verdict.allowed), bytes: head.consumedBytes };
 }
 

@@ -1,11 +1,11 @@
-import type { ClientReports } from "./upstream/client-reports.server";
-import type { SentryLimits } from "./upstream/sentry-limits.server";
+import type { TunnelLogLine } from "./log-line.server";
 import type { OwnProject } from "./request/security-report.server";
 import type { Dsn } from "./shared/dsn.server";
 import { createSpoolBudget, type SpoolBudget } from "./spool/budget.server";
 import type { SpoolStats } from "./spool/stats.server";
 import { createSpool, type Spool, type SpooledEnvelope } from "./spool/store.server";
-import type { TunnelLogLine } from "./log-line.server";
+import type { ClientReports } from "./upstream/client-reports.server";
+import type { SentryLimits } from "./upstream/sentry-limits.server";
 
 /** The tunnel's settings, as `app/config.server.ts` reads them from the Worker's variables. */
 export interface TunnelSettings {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 
 import { it } from "vitest";
 
-import { root } from "../support/worker";
+import { APP_TUNNEL, root } from "../support/worker";
 import {
   envelopeLoad,
   inRotation,
@@ -38,7 +38,7 @@ it("compares builds of the Worker against a bare pass-through, round by round", 
   try {
     for (const name of readdirSync(BUILDS).sort()) {
       const worker = await startTunnelWorker(ingest.origin, { router: false, build: `${BUILDS}/${name}/index.js` });
-      candidates.push({ name, worker, path: "/monitoring?o=4501&p=4502&r=us" });
+      candidates.push({ name, worker, path: APP_TUNNEL });
     }
     const { body, connections } = envelopeLoad(SIZE);
     for (const { worker, path } of candidates) await runLoad({ url: `${worker.origin}${path}`, body, connections, seconds: 1 });

@@ -3,9 +3,9 @@ import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { it } from "vitest";
 
-import { APP_DSN, root, wranglerCompatibility } from "../support/worker";
-import { envelopeLoad, startDrainingIngest } from "./measure";
 import { freePort } from "../support/http";
+import { APP_TUNNEL, APP_DSN, root, wranglerCompatibility } from "../support/worker";
+import { envelopeLoad, startDrainingIngest } from "./measure";
 import { runLoad } from "./wrk";
 
 interface ProfileNode {
@@ -58,7 +58,7 @@ it("profiles the tunnel's isolate", async () => {
   });
   try {
     const { origin } = await miniflare.ready;
-    const load = { url: `${origin}/monitoring?o=4501&p=4502&r=us`, ...envelopeLoad(Number(process.env.BENCH_SIZE ?? 10 * 1024)) };
+    const load = { url: `${origin}${APP_TUNNEL}`, ...envelopeLoad(Number(process.env.BENCH_SIZE ?? 10 * 1024)) };
     await runLoad({ ...load, seconds: 1 });
 
     const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { title: string; webSocketDebuggerUrl: string }[];

@@ -4,8 +4,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
-import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 import { root } from "../support/worker";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
 describe("the app in Chromium, served by wrangler dev", () => {
   let server: DevServer;

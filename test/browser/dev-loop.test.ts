@@ -5,7 +5,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
-import { eventually } from "../support/fake-ingest";
+import { eventually } from "../support/eventually";
 import { startNpmScript, type RunningScript } from "../support/npm-script";
 import { root } from "../support/worker";
 

@@ -5,9 +5,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
 import { payloads, received, type Received } from "../support/envelopes";
-import { answerOk, eventually, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
+import { eventually } from "../support/eventually";
+import { answerOk, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
+import { APP_TUNNEL, APP_DSN, bundleFixture } from "../support/worker";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
-import { APP_DSN, bundleFixture } from "../support/worker";
 
 interface Breadcrumb {
   category?: string;
@@ -97,7 +98,10 @@ describe("monitoring in Chromium, through the tunnel", () => {
     const sentTo = new Set<string>();
     page.on("request", (request) => void sentTo.add(new URL(request.url()).origin));
     const release = await page.evaluate(() => JSON.parse(document.getElementById("monitoring-settings")!.textContent!).release);
+    const posted = page.waitForRequest((request) => request.method() === "POST" && (request.postData() ?? "").includes('"type":"event"'), { timeout: 10_000 });
     await page.getByRole("button", { name: "Throw a client error" }).click();
+    // To the page's own origin: the tunnel, never Sentry's host.
+    expect(new URL((await posted).url()).origin).toBe(server.origin);
     await eventually(() => eventWith("Self-test: an error thrown in the browser") !== undefined, 15_000);
 
     const envelope = viaTunnel().find(({ envelope: candidate }) => candidate.items.some((item) => item.header.type === "event"))!;
@@ -267,7 +271,7 @@ describe("monitoring in Chromium, through the tunnel", () => {
     ingest.respondWith(answerWithCors);
     const probe = `${JSON.stringify({ dsn: APP_DSN })}\n{"type":"event"}\n{}\n`;
     // Every 500 ms: faster, the probes alone would bring this client to the tunnel's own limit.
-    await eventually(async () => (await fetch(`${server.origin}/monitoring?o=4501&p=4502&r=us`, { method: "POST", body: probe })).status === 200, 10_000, 500);
+    await eventually(async () => (await fetch(`${server.origin}${APP_TUNNEL}`, { method: "POST", body: probe })).status === 200, 10_000, 500);
   });
 
   it("keeps errors captured offline and sends them all when the network is back", async () => {

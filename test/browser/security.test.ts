@@ -2,9 +2,10 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
-import { eventually, FakeIngest } from "../support/fake-ingest";
-import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
+import { eventually } from "../support/eventually";
+import { FakeIngest } from "../support/fake-ingest";
 import { APP_DSN } from "../support/worker";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
 declare global {
   interface Window {

@@ -1,6 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
+import { eventually } from "./eventually";
+
 /** One request that reached the ingest with its whole body. */
 export interface Delivery {
   method: string;
@@ -86,15 +88,3 @@ export const answerOk: IngestBehaviour = (_request, response) => {
   response.writeHead(200, { "content-type": "application/json" });
   response.end(JSON.stringify({ id: "0123456789abcdef0123456789abcdef" }));
 };
-
-/**
- * Waits for a condition that an asynchronous delivery will make true; fails after `timeoutMs`.
- * A condition that itself sends requests can ask to be polled less often than every 20 ms.
- */
-export async function eventually(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000, pollMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
-}

@@ -36,6 +36,36 @@ export function fetchOnce(url: URL, init: RequestInit = {}): Promise<Response> {
   });
 }
 
+/** An answer to a request whose body never ended, and how long it took to come. */
+export interface StalledAnswer {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+  elapsedMs: number;
+}
+
+/**
+ * Sends the request line, `headers` and `first`, then nothing more: the body never ends. Resolves
+ * with the whole answer, then drops the connection, whose body is still unsent.
+ */
+export function stalledUpload(url: URL, first: Uint8Array, headers: Record<string, string> = {}): Promise<StalledAnswer> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: "POST", headers, agent: false });
+    request.on("error", reject);
+    request.on("response", (incoming) => {
+      const chunks: Buffer[] = [];
+      incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
+      incoming.on("end", () => {
+        request.destroy();
+        resolve({ status: incoming.statusCode ?? 0, headers: toHeaders(incoming.headers), body: Buffer.concat(chunks), elapsedMs: Date.now() - started });
+      });
+    });
+    if (first.byteLength > 0) request.write(first);
+    else request.flushHeaders();
+  });
+}
+
 function headersOf(init: HeadersInit | undefined): Record<string, string> {
   return Object.fromEntries(new Headers(init));
 }

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 
-import { eventually } from "./fake-ingest";
+import { eventually } from "./eventually";
 import { root } from "./worker";
 
 export interface RunningScript {

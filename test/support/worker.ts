@@ -13,6 +13,8 @@ export const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /** A DSN of the Sentry SaaS form, for the app itself. */
 export const APP_DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
+/** The tunnel's path and query for {@link APP_DSN}, as the browser SDK is told to post. */
+export const APP_TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 
 export interface RunningWorker {
   /** Where workerd listens on loopback: the app's own origin, as a browser would see it. */
@@ -22,8 +24,12 @@ export interface RunningWorker {
    * every body without a Content-Length, and how the tunnel treats a declared length is tested.
    */
   fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** POSTs `body` to the tunnel ({@link APP_TUNNEL} unless `path` says otherwise), on its own connection. */
+  post(body: Uint8Array | ReadableStream<Uint8Array<ArrayBuffer>>, headers?: Record<string, string>, path?: string): Promise<Response>;
   /** Lines the Worker wrote to stdout and stderr. */
   logs: string[];
+  /** The Worker's own structured lines of one kind, parsed, oldest first. */
+  logLines<T = Record<string, unknown>>(event: "tunnel" | "tunnel_spool" | "tunnel_start"): T[];
   /** The workerd process that runs it. */
   pid: number;
   /** The Worker's bindings, reached from Node (the spool's queue and bucket, for one). */
@@ -115,10 +121,19 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
     origin,
     // Joined, not resolved: `//monitoring` must reach the Worker as a path, not as a host.
     fetch: (path, init) => fetchOnce(new URL(`${origin}${path}`), init),
+    post: (body, headers = {}, path = APP_TUNNEL) =>
+      fetchOnce(new URL(`${origin}${path}`), { method: "POST", body: body instanceof ReadableStream ? body : new Uint8Array(body), headers }),
     logs,
+    logLines: (event) => logLinesOf(logs, event),
     bindings: () => miniflare.getBindings(),
     dispose: () => miniflare.dispose(),
   };
+}
+
+/** The structured lines of one kind among a Worker's output: `{"event":"tunnel",…}` and the like. */
+export function logLinesOf<T>(logs: readonly string[], event: string): T[] {
+  const prefix = `{"event":${JSON.stringify(event)},`;
+  return logs.filter((line) => line.startsWith(prefix)).map((line) => JSON.parse(line) as T);
 }
 
 /**

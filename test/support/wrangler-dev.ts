@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
-import { eventually } from "./fake-ingest";
+import { eventually } from "./eventually";
 import { freePort } from "./http";
 import { root } from "./worker";
 

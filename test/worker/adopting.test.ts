@@ -4,9 +4,10 @@ import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { buildEnvelope } from "../support/envelopes";
-import { eventually, FakeIngest } from "../support/fake-ingest";
+import { eventually } from "../support/eventually";
+import { FakeIngest } from "../support/fake-ingest";
 import { fetchOnce } from "../support/http";
-import { APP_DSN, bundleFixture, root, wranglerCompatibility } from "../support/worker";
+import { APP_TUNNEL, APP_DSN, bundleFixture, root, wranglerCompatibility } from "../support/worker";
 
 /** The entry file of `docs/adopting.md`, exactly as the page gives it, in a project laid out as it says. */
 function entryFromTheDocs(): string {
@@ -43,7 +44,7 @@ describe("the tunnel in another Worker, built from docs/adopting.md alone", () =
     await ingest?.stop();
   });
 
-  const post = (body: Buffer) => fetchOnce(new URL("/monitoring?o=4501&p=4502&r=us", origin), { method: "POST", body: new Uint8Array(body) });
+  const post = (body: Buffer) => fetchOnce(new URL(APP_TUNNEL, origin), { method: "POST", body: new Uint8Array(body) });
 
   it("forwards an envelope, byte for byte, and leaves every other path to the Worker", async () => {
     const { body } = buildEnvelope();

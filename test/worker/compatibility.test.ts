@@ -17,10 +17,11 @@ import {
   type Event,
   type Transport,
 } from "@sentry/core";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 
-import { eventually, FakeIngest } from "../support/fake-ingest";
-import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
+import { eventually } from "../support/eventually";
+import { useIngestAndWorker } from "../support/ingest-and-worker";
+import { APP_TUNNEL, APP_DSN } from "../support/worker";
 
 /**
  * Every envelope a Sentry SDK sends, and the edge cases Relay's own envelope parser accepts,
@@ -31,7 +32,6 @@ import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
 
 const OTHER_DSN = "https://fedcba9876543210fedcba9876543210@o4501.ingest.us.sentry.io/4503";
 const LEGACY_DSN = "https://abcdefabcdefabcdefabcdefabcdefab:legacysecret@sentry.example.com/77";
-const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 const app = dsnFromString(APP_DSN) as DsnComponents;
 
 const bytes = (envelope: Envelope): Buffer => {
@@ -49,7 +49,7 @@ const event = (extra: Partial<Event> = {}): Event => ({
 
 /** The SDK kinds: built by `@sentry/core` itself where it exports a builder, by hand as it writes them otherwise. */
 const sdkEnvelopes: [string, () => Buffer][] = [
-  ["an error event", () => bytes(createEventEnvelope(event(), app, undefined, TUNNEL))],
+  ["an error event", () => bytes(createEventEnvelope(event(), app, undefined, APP_TUNNEL))],
   [
     "a transaction with a non-ASCII trace context",
     () =>
@@ -61,15 +61,15 @@ const sdkEnvelopes: [string, () => Buffer][] = [
           },
           app,
           undefined,
-          TUNNEL,
+          APP_TUNNEL,
         ),
       ),
   ],
-  ["a session", () => bytes(createSessionEnvelope(makeSession({ release: "1.0", environment: "production" }), app, undefined, TUNNEL))],
+  ["a session", () => bytes(createSessionEnvelope(makeSession({ release: "1.0", environment: "production" }), app, undefined, APP_TUNNEL))],
   ["a client report", () => bytes(createClientReportEnvelope([{ reason: "ratelimit_backoff", category: "error", quantity: 3 }], APP_DSN, 1_800_000_000))],
   [
     "a check-in",
-    () => bytes(createCheckInEnvelope({ check_in_id: "c".repeat(32), monitor_slug: "nightly", status: "ok" }, undefined, undefined, TUNNEL, app)),
+    () => bytes(createCheckInEnvelope({ check_in_id: "c".repeat(32), monitor_slug: "nightly", status: "ok" }, undefined, undefined, APP_TUNNEL, app)),
   ],
   [
     "logs",
@@ -98,7 +98,7 @@ const sdkEnvelopes: [string, () => Buffer][] = [
   [
     "user feedback with a screenshot",
     () => {
-      const envelope = createEventEnvelope({ ...event(), type: "feedback", contexts: { feedback: { message: "Ça ne marche pas", contact_email: "a@b.c" } } } as Event, app, undefined, TUNNEL);
+      const envelope = createEventEnvelope({ ...event(), type: "feedback", contexts: { feedback: { message: "Ça ne marche pas", contact_email: "a@b.c" } } } as Event, app, undefined, APP_TUNNEL);
       const screenshot = createAttachmentEnvelopeItem({ data: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0a, 0x0d, 0x00, 0xff]), filename: "screenshot.png", contentType: "image/png" });
       return bytes(createEnvelope(envelope[0], [...envelope[1], screenshot] as never));
     },
@@ -106,7 +106,7 @@ const sdkEnvelopes: [string, () => Buffer][] = [
   [
     "an event with binary attachments full of newlines",
     () => {
-      const envelope = createEventEnvelope(event(), app, undefined, TUNNEL);
+      const envelope = createEventEnvelope(event(), app, undefined, APP_TUNNEL);
       const dump = createAttachmentEnvelopeItem({ data: new Uint8Array(Array.from({ length: 4096 }, (_, index) => (index % 3 === 0 ? 0x0a : index % 256))), filename: "dump.bin" });
       const text = createAttachmentEnvelopeItem({ data: "line one\nline two\r\n", filename: "log.txt" });
       return bytes(createEnvelope(envelope[0], [...envelope[1], dump, text] as never));
@@ -132,26 +132,11 @@ const relayEdgeCases: [string, Buffer][] = [
 ];
 
 describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, TUNNEL_ALLOWED_DSNS: `${OTHER_DSN},${LEGACY_DSN}`, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
-      { rateLimit: { limit: 1_000_000, period: 10 }, spool: false },
-    );
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker({ TUNNEL_ALLOWED_DSNS: `${OTHER_DSN},${LEGACY_DSN}` }, { rateLimit: { limit: 1_000_000, period: 10 }, spool: false });
   beforeEach(() => ingest.reset());
 
-  const post = (body: Buffer | ReadableStream<Uint8Array<ArrayBuffer>>, headers: Record<string, string> = {}, path = TUNNEL) =>
-    worker.fetch(path, { method: "POST", body: body instanceof ReadableStream ? body : new Uint8Array(body), headers });
-
   async function forwardedAsSent(body: Buffer, headers: Record<string, string> = {}): Promise<void> {
-    const response = await post(body, headers);
+    const response = await worker.post(body, headers);
     expect(response.status).toBe(200);
     expect(ingest.deliveries).toHaveLength(1);
     expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
@@ -176,14 +161,14 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
         controller.close();
       },
     });
-    const response = await post(stream, { "content-length": String(body.length) });
+    const response = await worker.post(stream, { "content-length": String(body.length) });
     expect(response.status).toBe(200);
     expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
   });
 
   it("forwards a DSN allow-listed with its legacy secret, sent verbatim by an SDK, to its own ingest", async () => {
     const body = Buffer.from(`{"dsn":"${LEGACY_DSN}"}\n{"type":"event"}\n{}\n`);
-    const response = await post(body, {}, "/monitoring?p=77");
+    const response = await worker.post(body, {}, "/monitoring?p=77");
     expect(response.status).toBe(200);
     expect(ingest.deliveries.map((delivery) => delivery.url)).toEqual(["/api/77/envelope/"]);
     expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
@@ -191,7 +176,7 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
 
   it("reads a Content-Encoding that names no coding (an old Android SDK's UTF-8) as none, as Relay does", async () => {
     const body = Buffer.from(`${header}\n{"type":"event"}\n{}\n`);
-    const response = await post(body, { "content-encoding": "UTF-8" });
+    const response = await worker.post(body, { "content-encoding": "UTF-8" });
     expect(response.status).toBe(200);
     expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
     expect(ingest.deliveries[0]!.headers["content-encoding"]).toBeUndefined();
@@ -210,7 +195,7 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
     ["brotli (Relay decodes it; workerd cannot)", Buffer.from([0x1b, 0x03, 0x00, 0xf8]), { "content-encoding": "br" }, 415, "unsupported_encoding"],
     ["a coding that is no coding over a body that is not an envelope (Relay: invalid envelope)", gzipSync(`${header}\n{}\n`), { "content-encoding": "UTF-8" }, 415, "unsupported_encoding"],
   ])("refuses %s, on purpose", async (_name, body, headers, status, reason) => {
-    const response = await post(body, headers);
+    const response = await worker.post(body, headers);
     expect(response.status).toBe(status);
     expect(await response.json()).toMatchObject({ reason });
     await ingest.settled();
@@ -231,16 +216,16 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
     const transport = makeMultiplexedTransport(makeTransport as never, ({ getEvent }) => {
       const team = getEvent()?.tags?.team;
       return team === "checkout" ? [OTHER_DSN] : [];
-    })({ url: TUNNEL, tunnel: TUNNEL, recordDroppedEvent: () => {} } as never);
+    })({ url: APP_TUNNEL, tunnel: APP_TUNNEL, recordDroppedEvent: () => {} } as never);
 
-    await transport.send(createEventEnvelope(event({ event_id: "1".repeat(32), tags: { team: "checkout" } }), app, undefined, TUNNEL));
-    await transport.send(createEventEnvelope(event({ event_id: "2".repeat(32), tags: { team: "home" } }), app, undefined, TUNNEL));
+    await transport.send(createEventEnvelope(event({ event_id: "1".repeat(32), tags: { team: "checkout" } }), app, undefined, APP_TUNNEL));
+    await transport.send(createEventEnvelope(event({ event_id: "2".repeat(32), tags: { team: "home" } }), app, undefined, APP_TUNNEL));
     await eventually(() => ingest.deliveries.length === 2);
 
-    expect(posted).toEqual([TUNNEL, TUNNEL]);
+    expect(posted).toEqual([APP_TUNNEL, APP_TUNNEL]);
     const byProject = Object.fromEntries(ingest.deliveries.map((delivery) => [delivery.url, JSON.parse(delivery.body.toString("utf8").split("\n")[0]!).dsn]));
     expect(byProject).toEqual({ "/api/4503/envelope/?hsts=0": OTHER_DSN, "/api/4502/envelope/?hsts=0": APP_DSN });
-    const lines = worker.logs.filter((line) => line.startsWith('{"event":"tunnel"')).slice(-2).map((line) => JSON.parse(line) as { project: string });
+    const lines = worker.logLines<{ project: string }>("tunnel").slice(-2);
     expect(lines.map((line) => line.project).sort()).toEqual(["4502", "4503"]);
   });
 });

@@ -1,10 +1,11 @@
 import { readdirSync } from "node:fs";
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 
 import { payloads, received } from "../support/envelopes";
-import { eventually, FakeIngest } from "../support/fake-ingest";
-import { APP_DSN, root, startWorker, type RunningWorker } from "../support/worker";
+import { eventually } from "../support/eventually";
+import { useIngestAndWorker } from "../support/ingest-and-worker";
+import { APP_TUNNEL, APP_DSN, root } from "../support/worker";
 
 interface SentryEvent {
   event_id: string;
@@ -16,20 +17,7 @@ interface SentryEvent {
 }
 
 describe("the Worker's own monitoring", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker({
-      SENTRY_DSN: APP_DSN,
-      SENTRY_ENVIRONMENT: "ci",
-      TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
-    });
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker({ SENTRY_ENVIRONMENT: "ci" });
   beforeEach(() => ingest.reset());
 
   const fromWorker = () => received(ingest.deliveries).filter((envelope) => !envelope.viaTunnel);
@@ -39,7 +27,7 @@ describe("the Worker's own monitoring", () => {
     const settings = JSON.parse(/<script id="monitoring-settings" type="application\/json" nonce="[^"]+">(.*?)<\/script>/.exec(html)![1]!);
     expect(settings).toMatchObject({
       dsn: APP_DSN,
-      tunnel: "/monitoring?o=4501&p=4502&r=us",
+      tunnel: APP_TUNNEL,
       environment: "ci",
       tracesSampleRate: 1,
     });

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 
 import { RELEASE } from "../../app/release.generated";
 import { buildEnvelope, payloads, received } from "../support/envelopes";
-import { eventually, FakeIngest } from "../support/fake-ingest";
-import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
+import { eventually } from "../support/eventually";
+import { FakeIngest } from "../support/fake-ingest";
+import { useIngestAndWorker } from "../support/ingest-and-worker";
+import { APP_TUNNEL } from "../support/worker";
 
 /**
  * What a stranger can make the Worker do outside the tunnel, tried against the defaults that
@@ -43,16 +45,7 @@ function ownEvents(ingest: FakeIngest) {
 }
 
 describe("production defaults", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "production", TUNNEL_UPSTREAM_ORIGIN: ingest.origin });
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker({ SENTRY_ENVIRONMENT: "production" });
 
   it("keeps the self-test off: its pages answer 404, its action reports nothing, and the start-up line says how to turn it on", async () => {
     const pressed = await worker.fetch("/sentry-example-page", { method: "POST", body: new URLSearchParams({ intent: "server-error" }) });
@@ -104,19 +97,7 @@ describe("production defaults", () => {
 });
 
 describe("the self-test, turned on in production", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "production", SENTRY_SELF_TEST: "on", TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
-      { rateLimit: { limit: 5, period: PERIOD_MS / 1000 } },
-    );
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker({ SENTRY_ENVIRONMENT: "production", SENTRY_SELF_TEST: "on" }, { rateLimit: { limit: 5, period: PERIOD_MS / 1000 } });
   beforeEach(() => ingest.reset());
 
   it("reports on request within the tunnel's per-client limit, and nothing past it", async () => {
@@ -131,7 +112,7 @@ describe("the self-test, turned on in production", () => {
     }
     const loader = await worker.fetch("/sentry-example-page/loader-error", { headers: client });
     // The same count as the tunnel's: the client's envelopes are refused too.
-    const envelope = await worker.fetch("/monitoring?o=4501&p=4502&r=us", { method: "POST", body: new Uint8Array(buildEnvelope().body), headers: client });
+    const envelope = await worker.fetch(APP_TUNNEL, { method: "POST", body: new Uint8Array(buildEnvelope().body), headers: client });
     expect(statuses).toEqual([500, 500, 500, 500, 500, 429, 429, 429]);
     expect(loader.status).toBe(429);
     expect(envelope.status).toBe(429);
@@ -151,39 +132,35 @@ describe("the self-test, turned on in production", () => {
   });
 });
 
-describe("sampling stays the operator's", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
-
-  const forged = (sampleRand: string) => ({
+/** A client's trace headers, forging the decision, the environment and the release. */
+function forged(sampleRand: string): Record<string, string> {
+  return {
     "sentry-trace": `${TRACE_ID}-0123456789abcdef-1`,
     baggage: `sentry-trace_id=${TRACE_ID},sentry-sample_rand=${sampleRand},sentry-sample_rate=1,sentry-sampled=true,sentry-environment=evil,sentry-release=evil`,
     "cf-connecting-ip": "203.0.113.20",
-  });
+  };
+}
+
+describe("sampling stays the operator's: at rate 0", () => {
+  const { ingest, worker } = useIngestAndWorker({ SENTRY_SELF_TEST: "on", SENTRY_TRACES_SAMPLE_RATE: "0" });
 
   it("at rate 0, a forged trace makes the Worker send no transaction", async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker({ SENTRY_DSN: APP_DSN, SENTRY_SELF_TEST: "on", SENTRY_TRACES_SAMPLE_RATE: "0", TUNNEL_UPSTREAM_ORIGIN: ingest.origin });
     for (let view = 0; view < 20; view += 1) await (await worker.fetch("/", { headers: forged("0") })).arrayBuffer();
     // An error sent after the page views: once it is in and nothing is arriving, their transactions would be too.
     await worker.fetch("/sentry-example-page/loader-error");
     await eventually(() => payloads(ownEvents(ingest), "event").length === 1);
     await ingest.settled();
     expect(payloads(ownEvents(ingest), "transaction")).toEqual([]);
-    await worker.dispose();
-    await ingest.stop();
   });
+});
+
+describe("sampling stays the operator's: under a low rate", () => {
+  const { ingest, worker } = useIngestAndWorker(
+    { SENTRY_ENVIRONMENT: "production", SENTRY_TRACES_SAMPLE_RATE: "0.000001" },
+    { rateLimit: { limit: 5, period: PERIOD_MS / 1000 } },
+  );
 
   it("under a low rate, a forged sample_rand forces no more than the client's share, and its environment and release never reach Sentry", async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "production", SENTRY_TRACES_SAMPLE_RATE: "0.000001", TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
-      { rateLimit: { limit: 5, period: PERIOD_MS / 1000 } },
-    );
     await freshWindow(5_000);
     for (let view = 0; view < 20; view += 1) await (await worker.fetch("/", { headers: forged("0") })).arrayBuffer();
     await eventually(() => payloads(ownEvents(ingest), "transaction").length >= 5);
@@ -205,19 +182,7 @@ describe("sampling stays the operator's", () => {
 });
 
 describe("CSP reports through the tunnel", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "production", TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
-      { rateLimit: { limit: 5, period: PERIOD_MS / 1000 } },
-    );
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker({ SENTRY_ENVIRONMENT: "production" }, { rateLimit: { limit: 5, period: PERIOD_MS / 1000 } });
   beforeEach(() => ingest.reset());
 
   const report = (body: string, headers: Record<string, string> = {}) =>
@@ -236,8 +201,7 @@ describe("CSP reports through the tunnel", () => {
     expect(delivery!.headers).toMatchObject({ "content-type": "application/csp-report", "user-agent": "Chromium-test", "x-sentry-forwarded-for": "203.0.113.30" });
     expect(delivery!.headers.cookie).toBeUndefined();
     expect(delivery!.headers.authorization).toBeUndefined();
-    const line = worker.logs.filter((entry) => entry.startsWith('{"event":"tunnel"')).at(-1)!;
-    expect(JSON.parse(line)).toMatchObject({ kind: "security_report", outcome: "forwarded", project: "4502", upstream_status: 200 });
+    expect(worker.logLines("tunnel").at(-1)).toMatchObject({ kind: "security_report", outcome: "forwarded", project: "4502", upstream_status: 200 });
   });
 
   it("forwards the Reporting API's batch too", async () => {

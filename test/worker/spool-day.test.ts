@@ -1,8 +1,8 @@
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import type { Ledger, Scenario } from "./fixtures/spool-day";
 import { APP_DSN, bundleFixture, wranglerCompatibility } from "../support/worker";
+import type { Ledger, Scenario } from "./fixtures/spool-day";
 
 /**
  * The spool through whole days on a simulated clock, in workerd: its own store, consumer and client

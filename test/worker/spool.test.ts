@@ -1,13 +1,14 @@
 import { gunzipSync, gzipSync } from "node:zlib";
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 
 import type { SpooledEnvelope } from "../../app/tunnel";
 import { buildEnvelope, parseEnvelope } from "../support/envelopes";
-import { answerOk, eventually, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
-import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
+import { eventually } from "../support/eventually";
+import { answerOk, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
+import { useIngestAndWorker } from "../support/ingest-and-worker";
+import { APP_TUNNEL, APP_DSN } from "../support/worker";
 
-const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 const OTHER_DSN = "https://fedcba9876543210fedcba9876543210@o4501.ingest.us.sentry.io/4503";
 const MiB = 1024 * 1024;
 const UNLIMITED_BUDGETS = { TUNNEL_SPOOL_CLIENT_BUDGET: { limit: 1_000_000, period: 60 }, TUNNEL_SPOOL_TOTAL_BUDGET: { limit: 1_000_000, period: 60 } };
@@ -77,31 +78,16 @@ function clientReports(ingest: FakeIngest): unknown[] {
   );
 }
 
-function spoolLines(worker: RunningWorker): Record<string, unknown>[] {
-  return worker.logs.filter((line) => line.startsWith('{"event":"tunnel_spool"')).map((line) => JSON.parse(line));
-}
-
-function tunnelLines(worker: RunningWorker): Record<string, unknown>[] {
-  return worker.logs.filter((line) => line.startsWith('{"event":"tunnel"')).map((line) => JSON.parse(line));
-}
-
 describe("the spool: nothing the tunnel accepted is lost while Sentry is down", () => {
-  let ingest: FakeIngest;
+  const { ingest, worker } = useIngestAndWorker(
+    // Outside production, where the Monitoring panel shows the spool's counts.
+    { SENTRY_ENVIRONMENT: "staging", TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES },
+    // One client stores far more than its byte budget here; the budget has a test of its own.
+    { rateLimit: { limit: 1_000_000, period: 10 }, rateLimits: UNLIMITED_BUDGETS },
+  );
   let upstream: SwitchableIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
+  beforeAll(() => {
     upstream = new SwitchableIngest(ingest);
-    worker = await startWorker(
-      // Outside production, where the Monitoring panel shows the spool's counts.
-      { SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "staging", TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES },
-      // One client stores far more than its byte budget here; the budget has a test of its own.
-      { rateLimit: { limit: 1_000_000, period: 10 }, rateLimits: UNLIMITED_BUDGETS },
-    );
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
   });
 
   it("keeps a ledger: every envelope answered 2xx during an outage arrives once, byte for byte but for sent_at", async () => {
@@ -111,7 +97,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     const statuses = new Map<string, number>();
     let next = 0;
     const sendOne = async (envelope: Built) => {
-      const response = await worker.fetch(TUNNEL, {
+      const response = await worker.fetch(APP_TUNNEL, {
         method: "POST",
         body: new Uint8Array(envelope.sent),
         headers: envelope.gzip ? { "content-encoding": "gzip" } : {},
@@ -142,7 +128,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
       const arrived = content(delivery.body, delivery.gzip);
       return JSON.stringify(sent.header) !== JSON.stringify(arrived.header) || !sent.rest.equals(arrived.rest);
     });
-    const lines = tunnelLines(worker);
+    const lines = worker.logLines("tunnel");
     const { TUNNEL_SPOOL_BUCKET: bucket } = (await worker.bindings()) as { TUNNEL_SPOOL_BUCKET: R2Bucket };
     // Delivered envelopes' R2 objects are deleted just after Sentry's 2xx.
     await eventually(async () => (await bucket.list()).objects.length === 0, 10_000);
@@ -173,22 +159,8 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
 });
 
 describe("the spool keeps what Sentry refused out of it", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, TUNNEL_ALLOWED_DSNS: OTHER_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, ...FAST_RETRIES },
-      { rateLimit: { limit: 1_000_000, period: 10 } },
-    );
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker({ TUNNEL_ALLOWED_DSNS: OTHER_DSN, ...FAST_RETRIES }, { rateLimit: { limit: 1_000_000, period: 10 } });
   afterEach(() => ingest.reset());
-
-  const post = (body: Buffer) => worker.fetch(TUNNEL, { method: "POST", body: new Uint8Array(body) });
 
   it.each([413, 400, 403])("passes Sentry's %i on and stores nothing", async (status) => {
     ingest.respondWith((_request, response) => {
@@ -196,12 +168,28 @@ describe("the spool keeps what Sentry refused out of it", () => {
       response.end("{}");
     });
     const envelope = built(100, false);
-    const response = await post(envelope.sent);
+    const response = await worker.post(envelope.sent);
     expect(response.status).toBe(status);
-    const line = tunnelLines(worker).at(-1)!;
+    const line = worker.logLines("tunnel").at(-1)!;
     expect(line).toMatchObject({ outcome: "forwarded", upstream_status: status });
     await ingest.settled();
     expect(ingest.deliveries).toHaveLength(1);
+  });
+
+  it("stores and delivers an envelope whose DSN carries a legacy secret, as the allowed DSN it is", async () => {
+    let calls = 0;
+    ingest.respondWith((request, response, body) => {
+      calls += 1;
+      if (calls > 1) return answerOk(request, response, body);
+      response.writeHead(503);
+      response.end();
+    });
+    const legacy = APP_DSN.replace("@", ":legacysecret@");
+    const sent = Buffer.from(`${JSON.stringify({ dsn: legacy, event_id: "a".repeat(32) })}\n{"type":"event"}\n{}\n`);
+    expect((await worker.post(sent)).status).toBe(202);
+    await eventually(() => worker.logLines("tunnel_spool").some((line) => line.outcome !== "retried"), 10_000, 50);
+    expect(worker.logLines("tunnel_spool").at(-1)).toMatchObject({ outcome: "delivered" });
+    expect(ingest.deliveries.at(-1)!.body.toString("utf8")).toContain(`"dsn":${JSON.stringify(legacy)}`);
   });
 
   it("holds Sentry's rate limit at the edge: that category waits, others and other DSNs pass, until it expires", async () => {
@@ -218,9 +206,9 @@ describe("the spool keeps what Sentry refused out of it", () => {
     const error = (dsn = APP_DSN) => Buffer.from(`${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`);
     const transaction = Buffer.from(`${JSON.stringify({ dsn: APP_DSN })}\n{"type":"transaction"}\n{}\n`);
 
-    expect((await post(error())).status).toBe(429);
+    expect((await worker.post(error())).status).toBe(429);
     const held = [];
-    for (let sent = 0; sent < 10; sent += 1) held.push(await post(error()));
+    for (let sent = 0; sent < 10; sent += 1) held.push(await worker.post(error()));
     expect(held.map((response) => response.status)).toEqual(Array(10).fill(429));
     expect(held[0]!.headers.get("x-sentry-rate-limits")).toMatch(/^[12]:error:key$/);
     expect(Number(held[0]!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
@@ -232,14 +220,14 @@ describe("the spool keeps what Sentry refused out of it", () => {
     expect(clientReports(ingest)).toEqual([[{ reason: "ratelimit_backoff", category: "error", quantity: 10 }]]);
 
     const reportsSoFar = calls;
-    expect((await post(transaction)).status).toBe(200);
+    expect((await worker.post(transaction)).status).toBe(200);
     expect((await worker.fetch("/monitoring?o=4501&p=4503&r=us", { method: "POST", body: new Uint8Array(error(OTHER_DSN)) })).status).toBe(200);
     expect(calls).toBe(reportsSoFar + 2);
 
     // The limit said 2 s: after it, errors go to Sentry again.
     await eventually(
       async () => {
-        const response = await post(error());
+        const response = await worker.post(error());
         await response.arrayBuffer();
         return response.status === 200;
       },
@@ -251,16 +239,7 @@ describe("the spool keeps what Sentry refused out of it", () => {
 });
 
 describe("the spool's consumer", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, ...FAST_RETRIES });
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker({ ...FAST_RETRIES });
   afterEach(() => ingest.reset());
 
   async function enqueue(envelope: Omit<SpooledEnvelope, "url" | "dsn" | "headers"> & { headers?: Record<string, string> }) {
@@ -311,7 +290,7 @@ describe("the spool's consumer", () => {
   it("drops an envelope older than 24 hours, with a log line, and never sends it", async () => {
     const old = Date.now() - 25 * 60 * 60 * 1000;
     await enqueue({ receivedAt: old, body: new Uint8Array(built(50, false, new Date(old)).sent) });
-    await eventually(() => spoolLines(worker).some((line) => line.outcome === "expired"), 10_000);
+    await eventually(() => worker.logLines("tunnel_spool").some((line) => line.outcome === "expired"), 10_000);
     // What reaches Sentry is only the edge's word that it gave one error up.
     await eventually(() => clientReports(ingest).length === 1, 5_000);
     expect(clientReports(ingest)).toEqual([[{ reason: "network_error", category: "attachment", quantity: 1 }]]);
@@ -323,10 +302,10 @@ describe("the spool's consumer", () => {
       response.writeHead(307, { location: `${ingest.origin}/elsewhere` });
       response.end();
     });
-    const seen = spoolLines(worker).length;
+    const seen = worker.logLines("tunnel_spool").length;
     await enqueue({ receivedAt: Date.now(), body: new Uint8Array(built(50, false).sent) });
-    await eventually(() => spoolLines(worker).length > seen, 10_000);
-    expect(spoolLines(worker).slice(seen)).toEqual([expect.objectContaining({ outcome: "dropped" })]);
+    await eventually(() => worker.logLines("tunnel_spool").length > seen, 10_000);
+    expect(worker.logLines("tunnel_spool").slice(seen)).toEqual([expect.objectContaining({ outcome: "dropped" })]);
     expect(ingest.deliveries.map((delivery) => delivery.url)).toEqual(["/api/4502/envelope/?hsts=0"]);
   });
 
@@ -338,14 +317,14 @@ describe("the spool's consumer", () => {
       response.writeHead(status);
       response.end();
     });
-    const linesSince = (count: number) => spoolLines(worker).slice(count);
-    let seen = spoolLines(worker).length;
+    const linesSince = (count: number) => worker.logLines("tunnel_spool").slice(count);
+    let seen = worker.logLines("tunnel_spool").length;
     await enqueue({ receivedAt: Date.now(), body: new Uint8Array(built(50, false).sent) });
     await eventually(() => linesSince(seen).some((line) => line.outcome === "dropped"), 10_000);
     expect(linesSince(seen)).toEqual([expect.objectContaining({ outcome: "dropped", upstream_status: 400 })]);
 
     answers = [503, 200];
-    seen = spoolLines(worker).length;
+    seen = worker.logLines("tunnel_spool").length;
     await enqueue({ receivedAt: Date.now(), body: new Uint8Array(built(50, false).sent) });
     await eventually(() => linesSince(seen).some((line) => line.outcome === "delivered"), 20_000);
     expect(linesSince(seen).map(({ outcome, upstream_status }) => [outcome, upstream_status])).toEqual([
@@ -357,24 +336,15 @@ describe("the spool's consumer", () => {
 });
 
 describe("the spool's bounds", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES },
-      // Three 256 KiB units per client per minute, so that the test reaches the budget quickly.
-      { rateLimit: { limit: 1_000_000, period: 10 }, rateLimits: { TUNNEL_SPOOL_CLIENT_BUDGET: { limit: 3, period: 60 } } },
-    );
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  // Three 256 KiB units per client per minute, so that the test reaches the budget quickly.
+  const { ingest, worker } = useIngestAndWorker(
+    { TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES },
+    { rateLimit: { limit: 1_000_000, period: 10 }, rateLimits: { TUNNEL_SPOOL_CLIENT_BUDGET: { limit: 3, period: 60 } } },
+  );
   afterEach(() => ingest.reset());
 
   const send = (envelope: Built, ip: string) =>
-    worker.fetch(TUNNEL, { method: "POST", body: new Uint8Array(envelope.sent), headers: { "cf-connecting-ip": ip } });
+    worker.fetch(APP_TUNNEL, { method: "POST", body: new Uint8Array(envelope.sent), headers: { "cf-connecting-ip": ip } });
 
   it("stores at most a client's byte budget, answers 503 with Retry-After past it, stores other clients' still, and tells Sentry", async () => {
     const upstream = new SwitchableIngest(ingest);
@@ -405,19 +375,7 @@ describe("the spool's bounds", () => {
 });
 
 describe("the breaker, fair to Sentry and to clients", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES },
-      { rateLimit: { limit: 1_000_000, period: 10 } },
-    );
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker({ TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES }, { rateLimit: { limit: 1_000_000, period: 10 } });
 
   it("lets no slow client open the breaker: a body whose last byte comes just before the deadline is answered live, once", async () => {
     // Sentry takes 300 ms: an envelope whose body ends 100 ms before the deadline needs its share after it.
@@ -430,7 +388,7 @@ describe("the breaker, fair to Sentry and to clients", () => {
           push = (chunk) => (chunk ? controller.enqueue(chunk) : controller.close());
         },
       });
-      const answer = worker.fetch(TUNNEL, { method: "POST", body, headers: { "content-length": String(envelope.sent.length) } });
+      const answer = worker.fetch(APP_TUNNEL, { method: "POST", body, headers: { "content-length": String(envelope.sent.length) } });
       push(new Uint8Array(envelope.sent.subarray(0, 50)));
       await new Promise((resolve) => setTimeout(resolve, 1_400));
       push(new Uint8Array(envelope.sent.subarray(50)));
@@ -440,11 +398,11 @@ describe("the breaker, fair to Sentry and to clients", () => {
     const results = await Promise.all([trickled(), trickled(), trickled(), trickled()]);
     expect(results.map(({ response }) => response.status)).toEqual([200, 200, 200, 200]);
     // The breaker stayed closed: a quick client's envelope goes to Sentry, not to the spool.
-    const quick = await worker.fetch(TUNNEL, { method: "POST", body: new Uint8Array(built(100, false).sent) });
+    const quick = await worker.fetch(APP_TUNNEL, { method: "POST", body: new Uint8Array(built(100, false).sent) });
     expect(quick.status).toBe(200);
     await ingest.settled();
     const ids = ingest.deliveries.map((delivery) => parseEnvelope(delivery.body).header.event_id);
     for (const { envelope } of results) expect(ids.filter((id) => id === envelope.id)).toHaveLength(1);
-    expect(spoolLines(worker).filter((line) => line.outcome === "delivered")).toHaveLength(0);
+    expect(worker.logLines("tunnel_spool").filter((line) => line.outcome === "delivered")).toHaveLength(0);
   });
 });

@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { eventually } from "../support/fake-ingest";
+import { eventually } from "../support/eventually";
 import { freePort } from "../support/http";
-import { APP_DSN, root, startWorker, type RunningWorker } from "../support/worker";
+import { APP_TUNNEL, APP_DSN, root, startWorker, type RunningWorker } from "../support/worker";
 
 /** What `npm start` runs: the tunnel and the Worker's own SDK both sending to a real Spotlight. */
 describe("with Spotlight as the local Sentry", () => {
@@ -39,7 +39,7 @@ describe("with Spotlight as the local Sentry", () => {
 
   it("shows an envelope posted to /monitoring", async () => {
     const envelope = `${JSON.stringify({ dsn: APP_DSN, event_id: "5907a1c0ffee5907a1c0ffee5907a1c0" })}\n{"type":"event"}\n${JSON.stringify({ event_id: "5907a1c0ffee5907a1c0ffee5907a1c0", message: "seen in Spotlight", level: "error" })}\n`;
-    const response = await worker.fetch("/monitoring?o=4501&p=4502&r=us", { method: "POST", body: envelope });
+    const response = await worker.fetch(APP_TUNNEL, { method: "POST", body: envelope });
     expect(response.status).toBe(200);
     await eventually(() => stream.includes("seen in Spotlight"), 10_000);
   });

@@ -1,13 +1,16 @@
 import { request as httpRequest } from "node:http";
 import { deflateSync, gzipSync } from "node:zlib";
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { Miniflare } from "miniflare";
+import { beforeEach, describe, expect, it } from "vitest";
 
 import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "../../app/tunnel";
 import { buildEnvelope } from "../support/envelopes";
-import { eventually, FakeIngest } from "../support/fake-ingest";
-import { freePort } from "../support/http";
-import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
+import { eventually } from "../support/eventually";
+import { FakeIngest } from "../support/fake-ingest";
+import { fetchOnce, freePort, stalledUpload } from "../support/http";
+import { useIngestAndWorker } from "../support/ingest-and-worker";
+import { APP_DSN, APP_TUNNEL, bundleFixture, startWorker, wranglerCompatibility, type RunningWorker } from "../support/worker";
 
 const SELF_HOSTED_DSN = "http://fedcba9876543210fedcba9876543210@sentry.example.com/base/77";
 const MiB = 1024 * 1024;
@@ -21,44 +24,19 @@ const UNLIMITED = { rateLimit: { limit: 1_000_000, period: 10 }, spool: false };
 const envelope = (items?: Buffer | string, dsn?: string) => buildEnvelope({ items, dsn }).body;
 const attachmentEnvelope = (size: number) => buildEnvelope({ attachmentBytes: size }).body;
 
-function post(worker: RunningWorker, path: string, body: Buffer | ReadableStream<Uint8Array<ArrayBuffer>>, headers: Record<string, string> = {}) {
-  return worker.fetch(path, {
-    method: "POST",
-    headers,
-    ...(body instanceof ReadableStream ? { body, duplex: "half" } : { body: new Uint8Array(body) }),
-  });
-}
-
-function tunnelLogs(worker: RunningWorker): Record<string, unknown>[] {
-  return worker.logs.filter((line) => line.startsWith('{"event":"tunnel"')).map((line) => JSON.parse(line));
-}
-
 describe("the tunnel in workerd", () => {
-  const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
   const at = (query: string) => `/monitoring?${query}`;
 
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker({
-      SENTRY_DSN: APP_DSN,
-      TUNNEL_ALLOWED_DSNS: SELF_HOSTED_DSN,
-      TUNNEL_ALLOWED_ORIGINS: "https://partner.example.com",
-      TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
-      TUNNEL_TIMEOUT_MS: "2000",
-    }, UNLIMITED);
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker(
+    { TUNNEL_ALLOWED_DSNS: SELF_HOSTED_DSN, TUNNEL_ALLOWED_ORIGINS: "https://partner.example.com", TUNNEL_TIMEOUT_MS: "2000" },
+    UNLIMITED,
+  );
   beforeEach(() => ingest.reset());
 
   describe("delivery", () => {
     it("delivers a text envelope byte for byte to the DSN's ingest, and passes Sentry's answer back", async () => {
       const body = envelope();
-      const response = await post(worker, TUNNEL, body, { "content-type": "text/plain;charset=UTF-8" });
+      const response = await worker.post(body, { "content-type": "text/plain;charset=UTF-8" });
       expect(response.status).toBe(200);
       expect(response.headers.get("content-type")).toBe("application/json");
       expect(await response.json()).toEqual({ id: "0123456789abcdef0123456789abcdef" });
@@ -72,7 +50,7 @@ describe("the tunnel in workerd", () => {
 
     it("delivers binary items unchanged", async () => {
       const body = attachmentEnvelope(200_000);
-      expect((await post(worker, TUNNEL, body)).status).toBe(200);
+      expect((await worker.post(body)).status).toBe(200);
       expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
     });
 
@@ -81,7 +59,7 @@ describe("the tunnel in workerd", () => {
       ["deflate", deflateSync],
     ] as const)("forwards a %s body still compressed, with its encoding", async (encoding, compress) => {
       const body = compress(attachmentEnvelope(300_000));
-      const response = await post(worker, TUNNEL, body, { "content-encoding": encoding });
+      const response = await worker.post(body, { "content-encoding": encoding });
       expect(response.status).toBe(200);
       const [delivery] = ingest.deliveries;
       expect(delivery!.headers["content-encoding"]).toBe(encoding);
@@ -90,36 +68,36 @@ describe("the tunnel in workerd", () => {
 
     it("delivers a body sent without a length", async () => {
       const body = attachmentEnvelope(500_000);
-      const response = await post(worker, TUNNEL, streamOf(body, 64 * 1024));
+      const response = await worker.post(streamOf(body, 64 * 1024));
       expect(response.status).toBe(200);
       expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
     });
 
     it("sends a self-hosted DSN's envelope to its own path", async () => {
       const body = envelope(undefined, SELF_HOSTED_DSN);
-      expect((await post(worker, at("p=77"), body)).status).toBe(200);
+      expect((await worker.post(body, {}, at("p=77"))).status).toBe(200);
       expect(ingest.deliveries[0]!.url).toBe("/base/api/77/envelope/");
     });
 
     it("streams a 15 MiB envelope through whole", async () => {
       const body = attachmentEnvelope(15 * MiB);
-      const response = await post(worker, TUNNEL, body);
+      const response = await worker.post(body);
       expect(response.status).toBe(200);
       expect(ingest.deliveries).toHaveLength(1);
       expect(ingest.deliveries[0]!.body.equals(body)).toBe(true);
     });
 
     it("lets a listed partner origin and a request without Origin through", async () => {
-      expect((await post(worker, TUNNEL, envelope(), { origin: "https://partner.example.com" })).status).toBe(200);
-      expect((await post(worker, TUNNEL, envelope(), { origin: worker.origin })).status).toBe(200);
-      expect((await post(worker, TUNNEL, envelope())).status).toBe(200);
+      expect((await worker.post(envelope(), { origin: "https://partner.example.com" })).status).toBe(200);
+      expect((await worker.post(envelope(), { origin: worker.origin })).status).toBe(200);
+      expect((await worker.post(envelope())).status).toBe(200);
       expect(ingest.deliveries).toHaveLength(3);
     });
   });
 
   describe("headers", () => {
     it("forwards the client's IP and browser headers, never its cookies or credentials", async () => {
-      await post(worker, TUNNEL, envelope(), {
+      await worker.post(envelope(), {
         cookie: "session=first-party-secret",
         authorization: "Bearer first-party-secret",
         "cf-connecting-ip": "203.0.113.9",
@@ -146,7 +124,7 @@ describe("the tunnel in workerd", () => {
         });
         response.end('{"detail":"rate limited"}');
       });
-      const response = await post(worker, TUNNEL, envelope());
+      const response = await worker.post(envelope());
       expect(response.status).toBe(429);
       expect(response.headers.get("retry-after")).toBe("60");
       expect(response.headers.get("x-sentry-rate-limits")).toBe("60:transaction:organization");
@@ -158,7 +136,7 @@ describe("the tunnel in workerd", () => {
         response.writeHead(503, { "content-type": "text/plain" });
         response.end("busy");
       });
-      const response = await post(worker, TUNNEL, envelope());
+      const response = await worker.post(envelope());
       expect(response.status).toBe(503);
       expect(response.headers.get("content-type")).toBe("text/plain");
       expect(await response.text()).toBe("busy");
@@ -174,7 +152,7 @@ describe("the tunnel in workerd", () => {
         });
         response.end("{}");
       });
-      const response = await post(worker, TUNNEL, envelope());
+      const response = await worker.post(envelope());
       expect(response.status).toBe(200);
       expect(response.headers.get("strict-transport-security")).toBeNull();
       expect(response.headers.get("set-cookie")).toBeNull();
@@ -184,28 +162,28 @@ describe("the tunnel in workerd", () => {
 
   describe("rejections, none of which reach Sentry", () => {
     const cases: [string, () => Promise<Response>, number, string][] = [
-      ["GET", () => worker.fetch(TUNNEL), 405, "method_not_allowed"],
-      ["PUT", () => worker.fetch(TUNNEL, { method: "PUT", body: new Uint8Array(envelope()) }), 405, "method_not_allowed"],
-      ["a query without a project", () => post(worker, at("o=4501"), envelope()), 400, "invalid_query"],
-      ["a host smuggled into the org", () => post(worker, at("o=4501.evil.example&p=4502"), envelope()), 400, "invalid_query"],
-      ["an unknown query key", () => post(worker, `${TUNNEL}&url=http://evil.example`, envelope()), 400, "invalid_query"],
-      ["a foreign Origin", () => post(worker, TUNNEL, envelope(), { origin: "https://evil.example" }), 403, "origin_not_allowed"],
-      ["a declared length over the maximum", () => startUpload(worker, TUNNEL, 21 * MiB), 413, "envelope_too_large"],
-      ["brotli", () => post(worker, TUNNEL, envelope(), { "content-encoding": "br" }), 415, "unsupported_encoding"],
-      ["an empty body", () => post(worker, TUNNEL, Buffer.alloc(0)), 400, "empty_envelope"],
-      ["no newline within 64 KiB", () => post(worker, TUNNEL, Buffer.alloc(70_000, 0x61)), 400, "header_too_long"],
-      ["a header that is not JSON", () => post(worker, TUNNEL, Buffer.from("hello\n{}\n")), 400, "header_not_json"],
-      ["a header without a DSN", () => post(worker, TUNNEL, Buffer.from('{"event_id":"1"}\n{}\n')), 400, "dsn_missing"],
-      ["a DSN that does not parse", () => post(worker, TUNNEL, Buffer.from('{"dsn":"not a dsn"}\n{}\n')), 400, "dsn_invalid"],
-      ["a body that is not gzip", () => post(worker, TUNNEL, envelope(), { "content-encoding": "gzip" }), 400, "bad_compression"],
+      ["GET", () => worker.fetch(APP_TUNNEL), 405, "method_not_allowed"],
+      ["PUT", () => worker.fetch(APP_TUNNEL, { method: "PUT", body: new Uint8Array(envelope()) }), 405, "method_not_allowed"],
+      ["a query without a project", () => worker.post(envelope(), {}, at("o=4501")), 400, "invalid_query"],
+      ["a host smuggled into the org", () => worker.post(envelope(), {}, at("o=4501.evil.example&p=4502")), 400, "invalid_query"],
+      ["an unknown query key", () => worker.post(envelope(), {}, `${APP_TUNNEL}&url=http://evil.example`), 400, "invalid_query"],
+      ["a foreign Origin", () => worker.post(envelope(), { origin: "https://evil.example" }), 403, "origin_not_allowed"],
+      ["a declared length over the maximum", () => startUpload(worker, APP_TUNNEL, 21 * MiB), 413, "envelope_too_large"],
+      ["brotli", () => worker.post(envelope(), { "content-encoding": "br" }), 415, "unsupported_encoding"],
+      ["an empty body", () => worker.post(Buffer.alloc(0)), 400, "empty_envelope"],
+      ["no newline within 64 KiB", () => worker.post(Buffer.alloc(70_000, 0x61)), 400, "header_too_long"],
+      ["a header that is not JSON", () => worker.post(Buffer.from("hello\n{}\n")), 400, "header_not_json"],
+      ["a header without a DSN", () => worker.post(Buffer.from('{"event_id":"1"}\n{}\n')), 400, "dsn_missing"],
+      ["a DSN that does not parse", () => worker.post(Buffer.from('{"dsn":"not a dsn"}\n{}\n')), 400, "dsn_invalid"],
+      ["a body that is not gzip", () => worker.post(envelope(), { "content-encoding": "gzip" }), 400, "bad_compression"],
       [
         "a DSN that is not allowed",
-        () => post(worker, TUNNEL, envelope(undefined, "https://0123456789abcdef0123456789abcdef@o666.ingest.us.sentry.io/4502")),
+        () => worker.post(envelope(undefined, "https://0123456789abcdef0123456789abcdef@o666.ingest.us.sentry.io/4502")),
         403,
         "dsn_not_allowed",
       ],
-      ["a query naming no allowed project", () => post(worker, at("o=4501&p=1&r=us"), envelope()), 403, "query_not_allowed"],
-      ["a query for an allowed project in another region", () => post(worker, at("o=4501&p=4502&r=de"), envelope()), 403, "query_not_allowed"],
+      ["a query naming no allowed project", () => worker.post(envelope(), {}, at("o=4501&p=1&r=us")), 403, "query_not_allowed"],
+      ["a query for an allowed project in another region", () => worker.post(envelope(), {}, at("o=4501&p=4502&r=de")), 403, "query_not_allowed"],
     ];
 
     it.each(cases)("%s is refused", async (_name, send, status, reason) => {
@@ -220,7 +198,7 @@ describe("the tunnel in workerd", () => {
     });
 
     it("stops a body of unknown length at the maximum, and nothing reaches Sentry whole", async () => {
-      const response = await post(worker, TUNNEL, streamOf(attachmentEnvelope(21 * MiB), 256 * 1024));
+      const response = await worker.post(streamOf(attachmentEnvelope(21 * MiB), 256 * 1024));
       expect(response.status).toBe(413);
       expect(((await response.json()) as { reason: string }).reason).toBe("envelope_too_large");
       await eventually(() => ingest.arrivals === 1 && ingest.unfinished === 1);
@@ -234,7 +212,7 @@ describe("the tunnel in workerd", () => {
         response.writeHead(307, { location: `${ingest.origin}/followed` });
         response.end();
       });
-      const response = await post(worker, TUNNEL, envelope());
+      const response = await worker.post(envelope());
       expect(response.status).toBe(502);
       expect(((await response.json()) as { reason: string }).reason).toBe("upstream_redirect");
       expect(ingest.deliveries.map((delivery) => delivery.url)).toEqual(["/api/4502/envelope/?hsts=0"]);
@@ -242,7 +220,7 @@ describe("the tunnel in workerd", () => {
 
     it("answers 504 when Sentry does not answer in time", async () => {
       ingest.respondWith(() => {});
-      const response = await post(worker, TUNNEL, envelope());
+      const response = await worker.post(envelope());
       expect(response.status).toBe(504);
       expect(((await response.json()) as { reason: string }).reason).toBe("upstream_timeout");
     });
@@ -250,7 +228,7 @@ describe("the tunnel in workerd", () => {
     it("answers 502 when Sentry cannot be reached", async () => {
       const closed = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: `http://127.0.0.1:${await freePort()}` }, UNLIMITED);
       try {
-        const response = await post(closed, TUNNEL, envelope());
+        const response = await closed.post(envelope());
         expect(response.status).toBe(502);
         expect(((await response.json()) as { reason: string }).reason).toBe("upstream_unreachable");
       } finally {
@@ -266,7 +244,7 @@ describe("the tunnel in workerd", () => {
     ])("leaves nothing delivered when it drops mid-upload %s, and the next request works", async (_name, declared) => {
       const body = attachmentEnvelope(4 * MiB);
       await new Promise<void>((resolve) => {
-        const request = httpRequest(new URL(TUNNEL, worker.origin), {
+        const request = httpRequest(new URL(APP_TUNNEL, worker.origin), {
           method: "POST",
           headers: declared ? { "content-length": String(body.length) } : {},
         });
@@ -282,7 +260,7 @@ describe("the tunnel in workerd", () => {
       expect(ingest.deliveries).toHaveLength(0);
 
       const next = envelope();
-      expect((await post(worker, TUNNEL, next)).status).toBe(200);
+      expect((await worker.post(next)).status).toBe(200);
       await eventually(() => ingest.deliveries.length === 1);
       expect(ingest.deliveries[0]!.body.equals(next)).toBe(true);
     });
@@ -291,10 +269,10 @@ describe("the tunnel in workerd", () => {
   describe("the log line", () => {
     it("says what happened to each request, without the DSN key, the IP or cookies", async () => {
       worker.logs.length = 0;
-      await post(worker, TUNNEL, envelope(), { "cf-connecting-ip": "203.0.113.44", cookie: "session=log-secret" });
-      await post(worker, TUNNEL, envelope(), { origin: "https://evil.example" });
-      await eventually(() => tunnelLogs(worker).length === 2);
-      const [forwarded, rejected] = tunnelLogs(worker);
+      await worker.post(envelope(), { "cf-connecting-ip": "203.0.113.44", cookie: "session=log-secret" });
+      await worker.post(envelope(), { origin: "https://evil.example" });
+      await eventually(() => worker.logLines("tunnel").length === 2);
+      const [forwarded, rejected] = worker.logLines("tunnel");
       expect(forwarded).toMatchObject({
         event: "tunnel",
         outcome: "forwarded",
@@ -321,23 +299,8 @@ describe("the tunnel in workerd", () => {
  * Worker answers before the rest would have come.
  */
 async function startUpload(worker: RunningWorker, path: string, length: number): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(new URL(path, worker.origin), {
-      method: "POST",
-      headers: { "content-length": String(length) },
-    });
-    request.on("error", reject);
-    request.on("response", (incoming) => {
-      const chunks: Buffer[] = [];
-      incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
-      incoming.on("end", () => {
-        request.destroy();
-        const headers = new Headers(incoming.headers as Record<string, string>);
-        resolve(new Response(Buffer.concat(chunks), { status: incoming.statusCode, headers }));
-      });
-    });
-    request.write(envelope().subarray(0, 40));
-  });
+  const answer = await stalledUpload(new URL(path, worker.origin), envelope().subarray(0, 40), { "content-length": String(length) });
+  return new Response(new Uint8Array(answer.body), { status: answer.status, headers: answer.headers });
 }
 
 function streamOf(bytes: Buffer, chunkSize = 64 * 1024): ReadableStream<Uint8Array<ArrayBuffer>> {
@@ -353,3 +316,38 @@ function streamOf(bytes: Buffer, chunkSize = 64 * 1024): ReadableStream<Uint8Arr
     },
   });
 }
+
+describe("a bug in the tunnel itself", () => {
+  it("answers 500 and is reported by the Worker's own SDK, straight to Sentry, not through the tunnel", async () => {
+    const ingest = await FakeIngest.start();
+    const script = await bundleFixture("test/worker/fixtures/broken-tunnel.ts");
+    const miniflare = new Miniflare({
+      modules: [{ type: "ESModule", path: script }],
+      ...wranglerCompatibility(),
+      bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
+    });
+    try {
+      const { origin } = await miniflare.ready;
+      const response = await fetchOnce(new URL(APP_TUNNEL, origin), {
+        method: "POST",
+        body: new Uint8Array(buildEnvelope({ attachmentBytes: 100 }).body),
+        headers: { authorization: "Basic dHVubmVsLXVzZXI6dHVubmVsLXBhc3N3b3Jk", "x-api-key": "tunnel-api-key-value", cookie: "sid=tunnel-cookie-value" },
+      });
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ reason: "internal_error" });
+      await eventually(() => ingest.deliveries.length === 1, 10_000);
+      await ingest.settled();
+      expect(ingest.deliveries).toHaveLength(1);
+      const [report] = ingest.deliveries;
+      expect(report!.url).toBe("/api/4502/envelope/?hsts=0");
+      expect(report!.headers["x-sentry-forwarded-for"]).toBeUndefined();
+      expect(report!.body.toString("utf8")).toContain("Planted bug: the allow-list lookup failed");
+      for (const secret of ["dHVubmVsLXVzZXI6dHVubmVsLXBhc3N3b3Jk", "tunnel-api-key-value", "tunnel-cookie-value"]) {
+        expect(report!.body.toString("utf8")).not.toContain(secret);
+      }
+    } finally {
+      await miniflare.dispose();
+      await ingest.stop();
+    }
+  });
+});

@@ -1,7 +1,5 @@
+import { LimitWindow } from "../shared/limit-window.server";
 import { clientKey } from "./client-key.server";
-
-/** Clients refused in one window that an isolate remembers; past this, the rest are asked about as before. */
-const MAX_REMEMBERED_CLIENTS = 10_000;
 
 /** Whether a client (by its `CF-Connecting-IP`) may send one more request now. */
 export type ClientLimiter = (ip: string | null) => Promise<boolean>;
@@ -16,24 +14,17 @@ export type ClientLimiter = (ip: string | null) => Promise<boolean>;
  * A limiter that fails lets the request through: losing monitoring is worse than a missed limit.
  */
 export function createClientLimiter(binding: Pick<RateLimit, "limit">, periodSeconds: number, now: () => number = Date.now): ClientLimiter {
-  const periodMs = periodSeconds * 1000;
-  const refused = new Set<string>();
-  let windowEnd = 0;
+  const window = new LimitWindow(periodSeconds * 1000, now);
   return async (ip) => {
     const key = clientKey(ip);
-    const end = (Math.floor(now() / periodMs) + 1) * periodMs;
-    if (end !== windowEnd) {
-      refused.clear();
-      windowEnd = end;
-    }
-    if (refused.has(key)) return false;
+    if (window.isRefused(key)) return false;
     let success: boolean;
     try {
       ({ success } = await binding.limit({ key }));
     } catch {
       return true;
     }
-    if (!success && refused.size < MAX_REMEMBERED_CLIENTS) refused.add(key);
+    if (!success) window.refuse(key);
     return success;
   };
 }

@@ -4,6 +4,8 @@ import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./upstream-targ
 
 /** A DSN the tunnel forwards for, with its upstream URL worked out once, when the tunnel is built. */
 export interface AllowedDsn extends ProjectIdentity {
+  /** The DSN in its canonical form ({@link Dsn.text}), whatever spelling an envelope used. */
+  dsn: string;
   upstreamUrl: string;
 }
 
@@ -11,7 +13,7 @@ export interface AllowedDsn extends ProjectIdentity {
 export type DsnAllowList = ReadonlyMap<string, AllowedDsn>;
 
 export function compileAllowList(dsns: readonly Dsn[], upstreamOrigin: string | undefined): DsnAllowList {
-  return new Map(dsns.map((dsn) => [dsn.text, { ...projectOf(dsn), upstreamUrl: upstreamUrlFor(dsn, upstreamOrigin) }]));
+  return new Map(dsns.map((dsn) => [dsn.text, { ...projectOf(dsn), dsn: dsn.text, upstreamUrl: upstreamUrlFor(dsn, upstreamOrigin) }]));
 }
 
 type DsnVerdict = { ok: true; allowed: AllowedDsn } | { ok: false; reason: "dsn_invalid" | "dsn_not_allowed" };

@@ -1,6 +1,6 @@
+import { joinChunks, type BodyChunk } from "../shared/body.server";
 import type { Deadline } from "../shared/deadline.server";
 import type { Dsn } from "../shared/dsn.server";
-import { joinChunks, type BodyChunk } from "../shared/body.server";
 import { ingestOriginOf } from "./upstream-target.server";
 
 /** Where browsers' Content-Security-Policy reports go: the app's own project, chosen by the Worker. */

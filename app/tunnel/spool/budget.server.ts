@@ -1,11 +1,10 @@
 import { clientKey } from "../request/client-key.server";
+import { LimitWindow } from "../shared/limit-window.server";
 
 /** What one call of a budget's rate limiter stands for: a 20 MiB envelope is 80 calls. */
 export const SPOOL_BUDGET_UNIT_BYTES = 256 * 1024;
 /** The budget bindings' period in `wrangler.toml`: the carried bytes start again with each window. */
 export const SPOOL_BUDGET_PERIOD_SECONDS = 60;
-/** Clients whose bytes short of a unit an isolate remembers per window; past this, each envelope is charged a whole unit. */
-const MAX_REMEMBERED_CLIENTS = 10_000;
 
 /** The total budget's key; a client's key is its address, which never reads so. */
 const TOTAL_KEY = "all";
@@ -29,32 +28,11 @@ export function createSpoolBudget(
   now: () => number = Date.now,
 ): SpoolBudget | undefined {
   if (!perClient && !total) return undefined;
-  const carried = new Map<string, number>();
-  /** Budgets a binding refused this window: refused here too, until the window ends, without asking. */
-  const spent = new Set<string>();
-  let windowEnd = 0;
-
-  const startWindow = () => {
-    const end = (Math.floor(now() / (SPOOL_BUDGET_PERIOD_SECONDS * 1000)) + 1) * SPOOL_BUDGET_PERIOD_SECONDS * 1000;
-    if (end === windowEnd) return;
-    carried.clear();
-    spent.clear();
-    windowEnd = end;
-  };
-
-  /** The whole units `bytes` completes for `key`, what is left carried to the next envelope. */
-  const unitsFor = (key: string, bytes: number): number => {
-    const known = carried.get(key);
-    if (known === undefined && carried.size >= MAX_REMEMBERED_CLIENTS) return Math.max(1, Math.ceil(bytes / SPOOL_BUDGET_UNIT_BYTES));
-    const sum = (known ?? 0) + bytes;
-    carried.set(key, sum % SPOOL_BUDGET_UNIT_BYTES);
-    return Math.floor(sum / SPOOL_BUDGET_UNIT_BYTES);
-  };
-
+  const window = new LimitWindow(SPOOL_BUDGET_PERIOD_SECONDS * 1000, now);
   const spend = async (limiter: Pick<RateLimit, "limit"> | undefined, key: string, bytes: number): Promise<boolean> => {
     if (!limiter) return true;
-    if (spent.has(key)) return false;
-    const units = unitsFor(key, bytes);
+    if (window.isRefused(key)) return false;
+    const units = window.unitsFor(key, bytes, SPOOL_BUDGET_UNIT_BYTES);
     for (let unit = 0; unit < units; unit += 1) {
       let success: boolean;
       try {
@@ -63,7 +41,7 @@ export function createSpoolBudget(
         return true;
       }
       if (!success) {
-        if (spent.size < MAX_REMEMBERED_CLIENTS) spent.add(key);
+        window.refuse(key);
         return false;
       }
     }
@@ -71,7 +49,6 @@ export function createSpoolBudget(
   };
 
   return async (clientIp, bytes) => {
-    startWindow();
     return (await spend(perClient, clientKey(clientIp), bytes)) && (await spend(total, TOTAL_KEY, bytes));
   };
 }

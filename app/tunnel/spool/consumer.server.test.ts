@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 
-import type { ClientReports } from "../upstream/client-reports.server";
 import { parseDsn } from "../shared/dsn.server";
+import type { ClientReports } from "../upstream/client-reports.server";
 import { SentryLimits } from "../upstream/sentry-limits.server";
 import { createSpoolConsumer } from "./consumer.server";
 import { createDeadLetterConsumer } from "./dead-letters.server";

@@ -1,16 +1,16 @@
-import type { ClientReports, DiscardReason } from "../upstream/client-reports.server";
-import { discardedCategories } from "../upstream/client-reports.server";
+import { checkEnvelopeDsn, compileAllowList, type DsnAllowList } from "../request/dsn-policy.server";
+import { envelopeItemTypes } from "../request/envelope-items.server";
+import type { BodyChunk } from "../shared/body.server";
 import { Deadline } from "../shared/deadline.server";
 import type { Dsn } from "../shared/dsn.server";
-import { compileAllowList, type DsnAllowList } from "../request/dsn-policy.server";
-import type { BodyChunk } from "../shared/body.server";
-import { envelopeItemTypes } from "../request/envelope-items.server";
+import type { ClientReports, DiscardReason } from "../upstream/client-reports.server";
+import { discardedCategories } from "../upstream/client-reports.server";
 import { forwardWhole } from "../upstream/forward.server";
-import { withShiftedSentAt } from "./sent-at-shift.server";
 import type { SentryLimits } from "../upstream/sentry-limits.server";
 import { decideAfterAttempt, MAX_ENVELOPE_AGE_MS, type AttemptResult, type SpoolVerdict } from "./decision.server";
-import { isSpooledEnvelope, plainBody, storedEncoding, type SpooledEnvelope } from "./store.server";
+import { withShiftedSentAt } from "./sent-at-shift.server";
 import type { SpoolStats } from "./stats.server";
+import { isSpooledEnvelope, plainBody, storedEncoding, type SpooledEnvelope } from "./store.server";
 
 /** What happened to one stored envelope, in the spool's log line. */
 type SpoolOutcome =
@@ -136,13 +136,14 @@ async function settle(message: Message<unknown>, consumer: Consumer): Promise<Se
     await giveUp(message, envelope, stored, reason, consumer, countedFor);
     return { outcome, upstream_status: null, tries, retry_in_s: null };
   };
-  const allowed = consumer.allowList.get(envelope.dsn);
+  // Read as the live tunnel reads it, so that any spelling it let in is known here too.
+  const gate = checkEnvelopeDsn(envelope.dsn, consumer.allowList);
   // Taken off the allow-list since it was stored: not sent, and counted in the app's own project.
-  if (!allowed) return givenUp("not_allowed", envelope.body, "send_error", consumer.settings.ownProject?.dsn.text);
+  if (!gate.ok) return givenUp("not_allowed", envelope.body, "send_error", consumer.settings.ownProject?.dsn.text);
   if (waited > MAX_ENVELOPE_AGE_MS) return givenUp("expired", envelope.body, "network_error");
   const stored = await bodyOf(envelope, consumer.bucket);
   if (!stored) return givenUp("missing", undefined, "internal_sdk_error");
-  const result = await attempt(envelope, allowed.upstreamUrl, stored, waited, consumer);
+  const result = await attempt(envelope, gate.allowed.upstreamUrl, stored, waited, consumer);
   const verdict = decideAfterAttempt(result, tries, waited, consumer.settings, consumer.random);
   return applyVerdict(message, envelope, stored, verdict, result.status, consumer);
 }

@@ -1,5 +1,5 @@
-import { joinChunks, type BodyChunk } from "../shared/body.server";
 import type { ContentEncoding } from "../request/content-encoding.server";
+import { joinChunks, type BodyChunk } from "../shared/body.server";
 
 const NEWLINE = 0x0a;
 /** As for the live tunnel: a header line longer than this is not read. */

@@ -1,5 +1,5 @@
-import { earlyEnd, type Deadline, type EarlyEnd } from "../shared/deadline.server";
 import { joinChunks, type BodyChunk } from "../shared/body.server";
+import { earlyEnd, type Deadline, type EarlyEnd } from "../shared/deadline.server";
 
 interface ForwardRequest {
   url: string;

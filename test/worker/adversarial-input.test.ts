@@ -2,19 +2,20 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { deflateSync, gzipSync } from "node:zlib";
 
 import fc from "fast-check";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 
 import { buildEnvelope } from "../support/envelopes";
-import { eventually, FakeIngest } from "../support/fake-ingest";
+import { eventually } from "../support/eventually";
+import { stalledUpload } from "../support/http";
+import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { peakRss } from "../support/process-memory";
-import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
+import { APP_TUNNEL, APP_DSN, startWorker, type RunningWorker } from "../support/worker";
 
 /**
  * The tunnel attacked as an adversary would, one class of attack per block: every test here failed
  * against the tunnel before it was hardened.
  */
 
-const TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 const TIMEOUT_MS = 1_500;
 /** What the runtime and loopback may add to the deadline before the client has its answer. */
 const SLACK_MS = 1_000;
@@ -22,10 +23,6 @@ const PARTNER = "https://partner.example.com";
 const MiB = 1024 * 1024;
 
 const envelope = (dsn?: string, items?: string) => buildEnvelope({ dsn, items }).body;
-
-function tunnelLines(worker: RunningWorker): string[] {
-  return worker.logs.filter((line) => line.startsWith('{"event":"tunnel"'));
-}
 
 interface Answer {
   status: number;
@@ -37,16 +34,11 @@ interface Answer {
  * Sends `first`, then stalls: the body never ends. With `declaredLength` the request says how long
  * the body is; without, it is chunked. Resolves with the answer and how long it took to come.
  */
-function stalledUpload(worker: RunningWorker, first: Buffer, declaredLength?: number): Promise<Answer> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const headers = declaredLength === undefined ? {} : { "content-length": String(declaredLength) };
-    const request = httpRequest(new URL(`${worker.origin}${TUNNEL}`), { method: "POST", headers, agent: false });
-    request.on("error", reject);
-    request.on("response", (incoming) => void answerOf(request, incoming, started).then(resolve));
-    if (first.length > 0) request.write(first);
-    else request.flushHeaders();
-  });
+async function stalledEnvelope(worker: RunningWorker, first: Buffer, declaredLength?: number): Promise<Answer> {
+  const headers: Record<string, string> = declaredLength === undefined ? {} : { "content-length": String(declaredLength) };
+  const { status, body, elapsedMs } = await stalledUpload(new URL(`${worker.origin}${APP_TUNNEL}`), first, headers);
+  const text = body.toString("utf8");
+  return { status, reason: text.startsWith("{") ? (JSON.parse(text) as { reason?: string }).reason : undefined, elapsedMs };
 }
 
 /** Reads the whole answer, then closes the request, whose body may still be unsent. */
@@ -64,28 +56,11 @@ function answerOf(request: ClientRequest, incoming: IncomingMessage, started: nu
 }
 
 describe("the tunnel under attack, in workerd", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker(
-      {
-        SENTRY_DSN: APP_DSN,
-        TUNNEL_ALLOWED_ORIGINS: PARTNER,
-        TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
-        TUNNEL_TIMEOUT_MS: String(TIMEOUT_MS),
-      },
-      { rateLimit: { limit: 1_000_000, period: 10 } },
-    );
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker(
+    { TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_TIMEOUT_MS: String(TIMEOUT_MS) },
+    { rateLimit: { limit: 1_000_000, period: 10 } },
+  );
   beforeEach(() => ingest.reset());
-
-  const post = (body: Buffer, headers: Record<string, string> = {}, path = TUNNEL) =>
-    worker.fetch(path, { method: "POST", body: new Uint8Array(body), headers });
 
   describe("one deadline, every phase", () => {
     it.each([
@@ -96,7 +71,7 @@ describe("the tunnel under attack, in workerd", () => {
       ["with a length, after forwarding began", Buffer.concat([envelope(), Buffer.alloc(200_000, 0x61)]), 2 * MiB],
       ["small, with a length", envelope().subarray(0, 30), 2_000],
     ])("answers a body that stalls %s with 408 within the deadline, and delivers nothing", async (_name, first, length) => {
-      const answer = await stalledUpload(worker, first, length);
+      const answer = await stalledEnvelope(worker, first, length);
       expect(answer).toMatchObject({ status: 408, reason: "body_timeout" });
       expect(answer.elapsedMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
       expect(answer.elapsedMs).toBeLessThan(TIMEOUT_MS + SLACK_MS);
@@ -118,7 +93,7 @@ describe("the tunnel under attack, in workerd", () => {
         "header_repeated_key",
       ],
     ])("refuses %s, and Sentry is never called", async (_name, body, reason) => {
-      const response = await post(body);
+      const response = await worker.post(body);
       expect(await response.json()).toMatchObject({ reason });
       expect(ingest.arrivals).toBe(0);
     });
@@ -128,7 +103,6 @@ describe("the tunnel under attack, in workerd", () => {
     it("never writes request text to the log, whatever the DSN holds", async () => {
       // A Worker of its own, so that no other test's line arrives while these are counted.
       const quiet = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin });
-      const post = (body: Buffer) => quiet.fetch(TUNNEL, { method: "POST", body: new Uint8Array(body) });
       const forged = '{"event":"tunnel","outcome":"forwarded","reason":null,"status":200,"org":"FORGED"}';
       const hostile = [
         `https://x@o4501.ingest.us.sentry.io/4502\n${forged}`,
@@ -137,15 +111,15 @@ describe("the tunnel under attack, in workerd", () => {
         `https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/\u001b[2J\u001b]0;FORGED\u0007`,
         `https://FORGED-${"a".repeat(3000)}`,
       ];
-      for (const dsn of hostile) await (await post(envelope(dsn))).arrayBuffer();
+      for (const dsn of hostile) await (await quiet.post(envelope(dsn))).arrayBuffer();
       try {
-        await eventually(() => tunnelLines(quiet).length === hostile.length);
+        await eventually(() => quiet.logLines("tunnel").length === hostile.length);
         const all = quiet.logs.join("\n");
         expect(all).not.toContain("FORGED");
         expect(all).not.toContain("\u001b");
         const ours = quiet.logs.filter((line) => line.trim() !== "" && !line.startsWith('{"event":"tunnel_start"'));
-        expect(ours).toEqual(tunnelLines(quiet));
-        for (const line of tunnelLines(quiet)) expect(JSON.parse(line)).toMatchObject({ event: "tunnel", outcome: "rejected" });
+        expect(ours.map((line) => JSON.parse(line))).toEqual(quiet.logLines("tunnel"));
+        for (const line of quiet.logLines("tunnel")) expect(line).toMatchObject({ event: "tunnel", outcome: "rejected" });
       } finally {
         await quiet.dispose();
       }
@@ -154,7 +128,7 @@ describe("the tunnel under attack, in workerd", () => {
 
   describe("CORS for allowed partner origins only", () => {
     it("answers a partner's preflight, and lets it read Sentry's 429 and Retry-After", async () => {
-      const preflight = await worker.fetch(TUNNEL, {
+      const preflight = await worker.fetch(APP_TUNNEL, {
         method: "OPTIONS",
         headers: { origin: PARTNER, "access-control-request-method": "POST", "access-control-request-headers": "content-type" },
       });
@@ -167,7 +141,7 @@ describe("the tunnel under attack, in workerd", () => {
         response.writeHead(429, { "retry-after": "60", "x-sentry-rate-limits": "60:transaction:organization" });
         response.end();
       });
-      const limited = await post(envelope(), { origin: PARTNER });
+      const limited = await worker.post(envelope(), { origin: PARTNER });
       expect(limited.status).toBe(429);
       expect(limited.headers.get("access-control-allow-origin")).toBe(PARTNER);
       expect(limited.headers.get("access-control-expose-headers")).toBe("Retry-After, X-Sentry-Rate-Limits");
@@ -176,9 +150,9 @@ describe("the tunnel under attack, in workerd", () => {
 
     it("gives any other origin no CORS header at all", async () => {
       for (const response of [
-        await worker.fetch(TUNNEL, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } }),
-        await post(envelope(), { origin: "https://evil.example" }),
-        await post(envelope(), { origin: worker.origin }),
+        await worker.fetch(APP_TUNNEL, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } }),
+        await worker.post(envelope(), { origin: "https://evil.example" }),
+        await worker.post(envelope(), { origin: worker.origin }),
       ]) {
         expect([...response.headers.keys()].filter((name) => name.startsWith("access-control-"))).toEqual([]);
       }
@@ -191,7 +165,7 @@ describe("the tunnel under attack, in workerd", () => {
         response.writeHead(403, { "content-type": "text/html; charset=utf-8" });
         response.end("<html><script>alert(document.cookie)</script></html>");
       });
-      const response = await post(envelope());
+      const response = await worker.post(envelope());
       expect(response.status).toBe(403);
       expect(response.headers.get("content-type")).toBe("text/plain; charset=utf-8");
       expect(response.headers.get("x-content-type-options")).toBe("nosniff");
@@ -212,7 +186,7 @@ describe("the tunnel under attack, in workerd", () => {
         };
         pump();
       });
-      const response = await post(envelope());
+      const response = await worker.post(envelope());
       expect(response.status).toBe(200);
       expect(await response.text()).toBe("");
       expect(written).toBeLessThan(8 * MiB);
@@ -221,7 +195,7 @@ describe("the tunnel under attack, in workerd", () => {
 
   describe("client hints by exact name", () => {
     it("forwards the three client hints and no other sec-ch-ua header", async () => {
-      await post(envelope(), {
+      await worker.post(envelope(), {
         "sec-ch-ua": '"Chromium";v="156"',
         "sec-ch-ua-mobile": "?0",
         "sec-ch-ua-platform": '"Linux"',
@@ -235,16 +209,7 @@ describe("the tunnel under attack, in workerd", () => {
 });
 
 describe("bounded work before the verdict: decompression bombs", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin }, { rateLimit: { limit: 1_000_000, period: 10 } });
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker({}, { rateLimit: { limit: 1_000_000, period: 10 } });
 
   /** Sends 4 rounds of these bodies, 8 at a time; returns every refusal's reason and how far workerd's peak RSS rose. */
   async function refuseConcurrently(bodies: { body: Buffer; headers: Record<string, string> }[]) {
@@ -253,7 +218,7 @@ describe("bounded work before the verdict: decompression bombs", () => {
     for (let round = 0; round < 4; round += 1) {
       await Promise.all(
         bodies.map(async ({ body, headers }) => {
-          const response = await worker.fetch(TUNNEL, { method: "POST", body: new Uint8Array(body), headers });
+          const response = await worker.fetch(APP_TUNNEL, { method: "POST", body: new Uint8Array(body), headers });
           reasons.add(((await response.json()) as { reason: string }).reason);
         }),
       );
@@ -277,7 +242,7 @@ describe("bounded work before the verdict: decompression bombs", () => {
     const plain = bombs.map(({ body }) => ({ body: Buffer.alloc(body.length, 0x20), headers: {} }));
 
     // Warm up, so that the baseline holds what any request costs.
-    for (let round = 0; round < 20; round += 1) await (await worker.fetch(TUNNEL, { method: "POST", body: new Uint8Array(envelope()) })).arrayBuffer();
+    for (let round = 0; round < 20; round += 1) await (await worker.fetch(APP_TUNNEL, { method: "POST", body: new Uint8Array(envelope()) })).arrayBuffer();
     ingest.reset();
 
     const control = await refuseConcurrently(plain);
@@ -296,20 +261,8 @@ describe("bounded work before the verdict: decompression bombs", () => {
 });
 
 describe("a property: whatever arrives, the tunnel answers in time and forwards only what it accepts", () => {
-  let ingest: FakeIngest;
-  let worker: RunningWorker;
   const timeoutMs = 800;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    worker = await startWorker(
-      { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: String(timeoutMs) },
-      { rateLimit: { limit: 1_000_000, period: 10 } },
-    );
-  });
-  afterAll(async () => {
-    await worker?.dispose();
-    await ingest?.stop();
-  });
+  const { ingest, worker } = useIngestAndWorker({ TUNNEL_TIMEOUT_MS: String(timeoutMs) }, { rateLimit: { limit: 1_000_000, period: 10 } });
 
   const valid = envelope();
   const bombs = [gzipSync(Buffer.alloc(60 * MiB, 0x20), { level: 9 }), deflateSync(Buffer.alloc(100 * MiB), { level: 9 })];
@@ -391,7 +344,7 @@ function sendInChunks(
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { "content-encoding": encoding };
     if (length !== undefined) headers["content-length"] = String(length);
-    const request = httpRequest(new URL(`${worker.origin}${TUNNEL}`), { method: "POST", headers, agent: false });
+    const request = httpRequest(new URL(`${worker.origin}${APP_TUNNEL}`), { method: "POST", headers, agent: false });
     let answered = false;
     request.on("error", (error: NodeJS.ErrnoException) => {
       if (answered) return;
@@ -436,3 +389,108 @@ function sendInChunks(
     next();
   });
 }
+
+/** A client that stalls its body, and a Sentry that stalls its answer, against the live path's deadline. */
+describe("stalls on either side, in workerd", () => {
+  const { ingest, worker } = useIngestAndWorker({ TUNNEL_TIMEOUT_MS: "1500" }, { spool: false });
+  beforeEach(() => ingest.reset());
+  const envelope = (size: number) => buildEnvelope({ attachmentBytes: size });
+  it("answers 408 to a client whose body stalls, and delivers nothing of it", async () => {
+    for (const size of [2_000, 300_000]) {
+      const { body } = envelope(size);
+      const { status } = await stalledUpload(new URL(APP_TUNNEL, worker.origin), body.subarray(0, Math.floor(body.length / 2)), {
+        "content-length": String(body.length),
+      });
+      expect(status, `${size} bytes`).toBe(408);
+    }
+    await ingest.settled();
+    expect(ingest.deliveries).toHaveLength(0);
+  });
+
+  it("answers 504 when Sentry's answer stalls mid-body", async () => {
+    ingest.respondWith((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+      response.write('{"id":');
+    });
+    const response = await worker.post(envelope(100).body, {});
+    expect(response.status).toBe(504);
+    expect(await response.json()).toMatchObject({ reason: "upstream_timeout" });
+  });
+});
+
+describe("fuzzing the tunnel through workerd", () => {
+  const { ingest, worker } = useIngestAndWorker({}, { rateLimit: { limit: 1_000_000, period: 10 } });
+
+  const valid = buildEnvelope().body;
+
+  const bodies = fc.oneof(
+    fc.uint8Array({ maxLength: 2_000 }).map((bytes) => Buffer.from(bytes)),
+    fc.nat(valid.length).map((end) => valid.subarray(0, end)),
+    fc.tuple(fc.nat(valid.length - 1), fc.integer({ min: 0, max: 255 })).map(([at, byte]) => {
+      const mutated = Buffer.from(valid);
+      mutated[at] = byte;
+      return mutated;
+    }),
+    fc.jsonValue().map((header) => Buffer.from(`${JSON.stringify(header)}\n{}\n`)),
+    {
+      // The allowed header line, then anything: accepted, since only the header line is read.
+      arbitrary: fc.uint8Array({ maxLength: 2_000 }).map((rest) => Buffer.concat([valid.subarray(0, valid.indexOf(0x0a) + 1), rest])),
+      weight: 3,
+    },
+  );
+  const queries = fc.oneof(
+    { arbitrary: fc.constant(APP_TUNNEL.slice("/monitoring".length)), weight: 3 },
+    fc.dictionary(fc.constantFrom("o", "p", "r", "x", "url", "o[]"), fc.string({ maxLength: 40 })).map((pairs) => `?${new URLSearchParams(pairs)}`),
+    fc.string({ maxLength: 3_000 }).map((text) => `?${encodeURIComponent(text)}`),
+    fc.constant(`?o=4501&p=${"9".repeat(4_000)}`),
+  );
+  const headers = fc.record(
+    {
+      "content-encoding": fc.constantFrom("gzip", "deflate", "br", "identity", "gzip, gzip", "x-gzip", "", "GZIP"),
+      // "self": the Worker's own origin, as the app's pages send.
+      origin: fc.constantFrom("https://evil.example", "null", "http://localhost:8787", "self"),
+      "content-type": fc.constantFrom("text/plain;charset=UTF-8", "application/json", "multipart/form-data; boundary=x"),
+    },
+    { requiredKeys: [] },
+  );
+
+  it("answers bad input with a 4xx, never a 5xx, never calls Sentry for it, and never crashes; delivers what it accepts as sent", async () => {
+    let runs = 0;
+    let accepted = 0;
+    await fc.assert(
+      fc.asyncProperty(bodies, queries, headers, fc.constantFrom("POST", "POST", "PUT", "GET"), async (body, query, sentHeaders, method) => {
+        runs += 1;
+        const before = ingest.arrivals;
+        const response = await worker.fetch(`/monitoring${query}`, {
+          method,
+          headers: sentHeaders.origin === "self" ? { ...sentHeaders, origin: worker.origin } : sentHeaders,
+          ...(method === "GET" ? {} : { body: new Uint8Array(body) }),
+        });
+        const text = await response.text();
+        expect(response.status).toBeLessThan(500);
+        if (response.status >= 400) {
+          expect(JSON.parse(text)).toMatchObject({ reason: expect.any(String), error: expect.any(String) });
+          expect(ingest.arrivals).toBe(before);
+        } else {
+          // Only a well-formed envelope for an allowed DSN gets this far, and it arrives whole, as sent.
+          accepted += 1;
+          const sent = Buffer.from(body);
+          await eventually(() => ingest.deliveries.some((delivery) => delivery.body.equals(sent)));
+        }
+      }),
+      {
+        numRuns: 400,
+        // Accepted requests, so that "as sent" is checked every run: the allowed header line, then anything.
+        examples: Array.from({ length: 12 }, (_, index) => [
+          Buffer.concat([valid.subarray(0, valid.indexOf(0x0a) + 1), Buffer.alloc(index * 97, index)]),
+          APP_TUNNEL.slice("/monitoring".length),
+          index % 2 === 0 ? {} : { origin: "self" as const, "content-encoding": "identity" as const },
+          "POST",
+        ]),
+      },
+    );
+    console.log(`fuzz runs: ${runs}, accepted: ${accepted}`);
+    expect(accepted).toBeGreaterThanOrEqual(12);
+    expect(worker.logs.join("\n")).not.toMatch(/Uncaught|internal_error/);
+  });
+});
