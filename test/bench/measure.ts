@@ -260,6 +260,19 @@ export async function startCoreTunnelWorker(ingestOrigin: string): Promise<Bench
   );
 }
 
+/** The tunnel's stages with one left out (`test/bench/fixtures/ablation.ts`), without the asset router. */
+export async function startAblatedTunnelWorker(ingestOrigin: string, without: string): Promise<BenchWorker> {
+  const outfile = await bundleFixture("test/bench/fixtures/ablation.ts");
+  return started(
+    new Miniflare({
+      rootPath: root,
+      modules: [{ type: "ESModule", path: outfile }],
+      ...compatibility,
+      bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingestOrigin, WITHOUT: without },
+    }),
+  );
+}
+
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** CPU time the process has used so far, user and system, in milliseconds. */

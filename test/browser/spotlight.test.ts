@@ -10,10 +10,11 @@ const SPOTLIGHT = "http://localhost:8969";
 /** What a developer waits for a report to show in an open Spotlight tab, from the press (issue 18). */
 const SHOWN_WITHIN = { timeout: 2_000 };
 /**
- * A tab opened after the press, from its page having loaded: Spotlight's UI first starts (1.2 to
- * 1.5 s of the 1.5 to 2.0 s measured here), which nothing on our side shortens.
+ * A tab opened after the press, from its page having loaded: Spotlight's UI first starts, most of
+ * the 1.5 to 2.5 s measured here (the slowest on a fresh CI machine), which nothing on our side
+ * shortens.
  */
-const SHOWN_IN_A_NEW_TAB_WITHIN = { timeout: 2_500 };
+const SHOWN_IN_A_NEW_TAB_WITHIN = { timeout: 3_000 };
 /** Spotlight reloaded or navigated, for the Worker's errors and the trace. */
 const SPOTLIGHT_RESTART = { timeout: 5_000 };
 /** Pages and answers of the app itself, which the budgets above do not cover. */
