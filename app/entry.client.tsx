@@ -1,21 +1,13 @@
-import { RemixBrowser, useLocation, useMatches } from "@remix-run/react";
-import { browserTracingIntegration, init } from "@sentry/remix";
-import { StrictMode, useEffect } from "react";
+import { RemixBrowser } from "@remix-run/react";
+import { StrictMode } from "react";
 import { hydrateRoot } from "react-dom/client";
 
-import { BROWSER_TRACING_TIMEOUTS, browserSentryOptions } from "./monitoring/browser-options";
-import { offlineObservedTransport } from "./monitoring/observed-transport.client";
-import { readMonitoringSettings } from "./monitoring/settings-script";
+import { loadSentry } from "./monitoring/load-sentry";
 
-// Before hydration, so that errors and the pageload of hydration itself are recorded.
-const settings = readMonitoringSettings();
-if (settings) {
-  init({
-    ...browserSentryOptions(settings, window.location.origin),
-    transport: offlineObservedTransport,
-    integrations: [browserTracingIntegration({ useEffect, useLocation, useMatches, ...BROWSER_TRACING_TIMEOUTS })],
-  });
-}
+// The SDK comes after hydration (the root component asks for it), or at the first error if that is
+// sooner; until then the inline stub in the page's head records errors (`monitoring/early-errors`).
+window.__monitoringWanted = () => void loadSentry();
+if (window.__earlyErrorSeen) void loadSentry();
 
 // Not inside startTransition: React 18 can then interrupt hydration for a key press, and a Tab
 // pressed while the page is still hydrating ended in React error #345 ("Root did not complete").

@@ -1,9 +1,11 @@
 import type { AppLoadContext, EntryContext, HandleDataRequestFunction } from "@remix-run/cloudflare";
 import { RemixServer } from "@remix-run/react";
+import { lastEventId } from "@sentry/core";
 import { sentryHandleError } from "@sentry/remix/cloudflare";
 import { isbot } from "isbot";
 import { renderToReadableStream } from "react-dom/server";
 
+import { ServerEventId } from "./monitoring/error-reference";
 import { NonceProvider } from "./security/nonce";
 import { newNonce, pageSecurityHeaders } from "./security/page-security.server";
 import { SECURITY_REPORT_PATH } from "./tunnel";
@@ -26,7 +28,9 @@ export default async function handleRequest(
   let status = responseStatusCode;
   const body = await renderToReadableStream(
     <NonceProvider value={nonce}>
-      <RemixServer context={remixContext} url={request.url} abortDelay={ABORT_DELAY_MS} nonce={nonce} />
+      <ServerEventId.Provider value={lastEventId}>
+        <RemixServer context={remixContext} url={request.url} abortDelay={ABORT_DELAY_MS} nonce={nonce} />
+      </ServerEventId.Provider>
     </NonceProvider>,
     {
       nonce,

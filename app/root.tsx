@@ -10,13 +10,14 @@ import {
   useRouteError,
   useRouteLoaderData,
 } from "@remix-run/react";
-import { getTraceData } from "@sentry/core";
-import { withSentry } from "@sentry/remix";
-import type { ReactNode } from "react";
+import { useEffect, useState, type ComponentType, type ReactNode } from "react";
 
 import { browserMonitoringSettings } from "./monitoring/browser-settings.server";
+import { EarlyErrorsScript } from "./monitoring/early-errors";
 import { ErrorReference } from "./monitoring/error-reference";
+import { loadSentry } from "./monitoring/load-sentry";
 import { monitoringSummary } from "./monitoring/monitoring-summary.server";
+import { pageTrace } from "./monitoring/page-trace.server";
 import { MonitoringSettingsScript } from "./monitoring/settings-script";
 import { GoHome, NotFoundPage } from "./pages/not-found";
 import { useNonce } from "./security/nonce";
@@ -28,13 +29,11 @@ export const links: LinksFunction = () => [
 ];
 
 export function loader({ context }: LoaderFunctionArgs) {
-  // The page's pageload transaction continues the trace of the request that rendered it.
-  const trace = getTraceData();
   return {
     monitoringSummary: monitoringSummary(context.config.sentry),
     browserSettings: browserMonitoringSettings(context.config.sentry),
-    sentryTrace: trace["sentry-trace"],
-    sentryBaggage: trace.baggage,
+    // The page's pageload transaction continues the trace of the request that rendered it.
+    ...pageTrace(),
     selfTest: context.config.selfTest,
   };
 }
@@ -53,6 +52,7 @@ export function Layout({ children }: { children: ReactNode }) {
     <html lang="en">
       <head>
         <meta charSet="utf-8" />
+        <EarlyErrorsScript nonce={nonce} />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <Meta />
         <Links />
@@ -82,12 +82,22 @@ export function Layout({ children }: { children: ReactNode }) {
   );
 }
 
-function App() {
-  return <Outlet />;
+/**
+ * Asks for the SDK once hydration has committed, then renders its route tracing, which names the
+ * pageload and each navigation after the matched route.
+ */
+export default function App() {
+  const [RouteTracing, setRouteTracing] = useState<ComponentType>();
+  useEffect(() => {
+    void loadSentry().then((sentry) => sentry && setRouteTracing(() => sentry.RouteTracing));
+  }, []);
+  return (
+    <>
+      {RouteTracing && <RouteTracing />}
+      <Outlet />
+    </>
+  );
 }
-
-/** Names pageload and navigation transactions after the matched route. */
-export default withSentry(App);
 
 export function ErrorBoundary() {
   const error = useRouteError();

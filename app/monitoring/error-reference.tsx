@@ -1,8 +1,14 @@
-import { lastEventId } from "@sentry/core";
-import { captureRemixErrorBoundaryError } from "@sentry/remix";
-import { useEffect, useState } from "react";
+import { createContext, useContext, useEffect, useState } from "react";
+
+import { loadSentry } from "./load-sentry";
 
 const ELEMENT_ID = "error-reference";
+
+/**
+ * The Worker's SDK's last event id, while the server renders: given by `entry.server.tsx`, so that
+ * no Sentry code comes into the browser's bundle with this component.
+ */
+export const ServerEventId = createContext<() => string | undefined>(() => undefined);
 
 /** Remix hides server errors' messages from the browser behind this one. */
 function isServerError(error: unknown): boolean {
@@ -15,13 +21,18 @@ function isServerError(error: unknown): boolean {
  * the browser is reported here, once.
  */
 function useErrorReference(error: unknown): string | undefined {
+  const serverEventId = useContext(ServerEventId);
   const [serverReference] = useState(() =>
-    typeof document === "undefined" ? lastEventId() : document.getElementById(ELEMENT_ID)?.dataset.eventId,
+    typeof document === "undefined" ? serverEventId() : document.getElementById(ELEMENT_ID)?.dataset.eventId,
   );
   const [clientReference, setClientReference] = useState<string>();
   useEffect(() => {
     if (serverReference || isServerError(error)) return;
-    setClientReference(captureRemixErrorBoundaryError(error));
+    let current = true;
+    void loadSentry().then((sentry) => current && sentry && setClientReference(sentry.captureRemixErrorBoundaryError(error)));
+    return () => {
+      current = false;
+    };
   }, [error, serverReference]);
   return serverReference ?? clientReference;
 }

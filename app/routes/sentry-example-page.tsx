@@ -1,10 +1,10 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/cloudflare";
 // `redirect` from here, not from the server runtime: the browser's button throws one too.
 import { Form, isRouteErrorResponse, json, Link, redirect, useLoaderData, useRouteError } from "@remix-run/react";
-import { lastEventId, logger } from "@sentry/remix";
 import { useState, type ReactNode } from "react";
 
 import { ErrorReference } from "../monitoring/error-reference";
+import { startedSentry } from "../monitoring/load-sentry";
 import { currentSendSequence, useObservedSends, type ObservedSend } from "../monitoring/observed-sends";
 import { admitSelfTest, selfTestHeaders } from "../monitoring/self-test.server";
 import { NotFoundPage } from "../pages/not-found";
@@ -18,7 +18,8 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
   const { sentry, tunnel } = context.config;
   // In development the upstream origin is Spotlight (`npm start` and `npm run dev` set it).
   const spotlight = sentry.environment === "development" ? tunnel.upstreamOrigin : undefined;
-  return { redirected: new URL(request.url).searchParams.get("redirected"), spotlight: spotlight ?? null };
+  const search = new URL(request.url).searchParams;
+  return { redirected: search.get("redirected"), failWhileHydrating: search.get("fail") === "hydration", spotlight: spotlight ?? null };
 }
 
 /** The server side of the self-test: a failing action, and a redirect thrown as Remix code does. */
@@ -44,8 +45,18 @@ interface Trial {
 }
 
 export default function SelfTest() {
-  const { redirected, spotlight } = useLoaderData<typeof loader>();
-  return <SelfTestPage redirected={redirected} spotlight={spotlight} />;
+  const { redirected, failWhileHydrating, spotlight } = useLoaderData<typeof loader>();
+  return (
+    <SelfTestPage redirected={redirected} spotlight={spotlight}>
+      <FailsWhileHydrating when={failWhileHydrating} />
+    </SelfTestPage>
+  );
+}
+
+/** Renders on the server, and throws in the browser as it hydrates: before the SDK has loaded. */
+function FailsWhileHydrating({ when }: { when: boolean }) {
+  if (when && typeof document !== "undefined") throw new Error("Self-test: an error thrown while hydrating");
+  return null;
 }
 
 /**
@@ -65,11 +76,17 @@ export function ErrorBoundary() {
       </SelfTestPage>
     );
   }
+  // Remix shows the browser a server error only as this.
+  const fromServer = error instanceof Error && error.message === "Unexpected Server Error";
   return (
     <SelfTestPage redirected={null}>
       <div role="status" className="card outcome" data-testid="self-test-outcome">
-        <h2>Server error</h2>
-        <p>The Worker reported the error to Sentry itself, straight to the ingest rather than through the tunnel.</p>
+        <h2>{fromServer ? "Server error" : "Browser error"}</h2>
+        <p>
+          {fromServer
+            ? "The Worker reported the error to Sentry itself, straight to the ingest rather than through the tunnel."
+            : "The page reported the error through the tunnel once the SDK had loaded."}
+        </p>
         <ErrorReference error={error} />
       </div>
     </SelfTestPage>
@@ -83,7 +100,7 @@ function SelfTestPage({ redirected, spotlight = null, children }: { redirected: 
   function start(next: Omit<Trial, "since">) {
     const since = currentSendSequence();
     // After the current event handler: an error thrown by it is captured only once it has left.
-    setTimeout(() => setTrial({ ...next, since, eventId: next.eventId ?? (next.awaits ? lastEventId() : undefined) }));
+    setTimeout(() => setTrial({ ...next, since, eventId: next.eventId ?? (next.awaits ? startedSentry()?.lastEventId() : undefined) }));
   }
 
   const answer = trial?.awaits && answers.find((candidate) => candidate.sequence > trial.since && trial.awaits?.(candidate));
@@ -131,7 +148,7 @@ function Trials({ start }: { start: (trial: Omit<Trial, "since">) => void }) {
       <TrialButton
         label="Send a log"
         onClick={() => {
-          logger.info("Self-test: a log from the browser", { page: "sentry-example-page" });
+          startedSentry()?.logger.info("Self-test: a log from the browser", { page: "sentry-example-page" });
           start({
             title: "Log",
             expected: "The SDK sends buffered logs 5 s after the last one.",
@@ -156,16 +173,10 @@ function Trials({ start }: { start: (trial: Omit<Trial, "since">) => void }) {
           start({ title: "Noisy browser error", expected: "Ignored: nothing is sent." });
         }}
       />
-      <li>
-        <Link to="/this-page-does-not-exist" className="button">
-          Open a missing page
-        </Link>
-      </li>
-      <li>
-        <Link to="/sentry-example-page/loader-error" className="button">
-          Open a page whose loader throws
-        </Link>
-      </li>
+      <TrialLink to="/this-page-does-not-exist" label="Open a missing page" />
+      <TrialLink to="/sentry-example-page/loader-error" label="Open a page whose loader throws" />
+      {/* A full page load, so that the page hydrates again. */}
+      <TrialLink to="/sentry-example-page?fail=hydration" label="Open this page failing as it hydrates" reloadDocument />
     </ul>
   );
 }
@@ -199,6 +210,16 @@ function TrialButton({ label, onClick }: { label: string; onClick: () => void })
       <button type="button" className="button" onClick={onClick}>
         {label}
       </button>
+    </li>
+  );
+}
+
+function TrialLink({ to, label, reloadDocument }: { to: string; label: string; reloadDocument?: boolean }) {
+  return (
+    <li>
+      <Link to={to} className="button" reloadDocument={reloadDocument}>
+        {label}
+      </Link>
     </li>
   );
 }

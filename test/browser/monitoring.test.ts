@@ -77,10 +77,11 @@ describe("monitoring in Chromium, through the tunnel", () => {
   const tunnelEvents = () => payloads<BrowserEvent>(viaTunnel(), "event");
   const eventWith = (text: string) => tunnelEvents().find((event) => JSON.stringify(event.exception ?? event.message).includes(text));
 
-  async function open(path: string): Promise<Page> {
-    const page = await browser.newPage();
+  /** A page, hydrated and with the SDK started (it loads after hydration). */
+  async function open(path: string, page?: Page): Promise<Page> {
+    page ??= await browser.newPage();
     await page.goto(`${server.origin}${path}`, { waitUntil: "load" });
-    await page.waitForFunction(() => "__remixRouter" in window);
+    await page.waitForFunction(() => "__remixRouter" in window && document.documentElement.dataset.monitoring === "started");
     return page;
   }
 
@@ -114,6 +115,58 @@ describe("monitoring in Chromium, through the tunnel", () => {
     await expect.poll(() => page.getByTestId("tunnel-answer").textContent()).toBe("The tunnel answered 200.");
     // The page's requests after load: its own origin only (the envelope included); none to Sentry.
     expect([...sentTo]).toEqual([server.origin]);
+    await page.close();
+  });
+
+  it("loads no Sentry code before the page is interactive: the SDK is one chunk fetched after hydration", async () => {
+    const page = await browser.newPage();
+    const scripts: { url: string; beforeLoad: boolean; body: string }[] = [];
+    let loaded = false;
+    page.on("load", () => (loaded = true));
+    page.on("response", async (response) => {
+      if (response.request().resourceType() !== "script") return;
+      scripts.push({ url: response.url(), beforeLoad: !loaded, body: await response.text().catch(() => "") });
+    });
+    await open("/", page);
+    const eager = scripts.filter((script) => script.beforeLoad);
+    expect(eager.length).toBeGreaterThan(0);
+    // The SDK's own strings, in any minified chunk that holds it.
+    for (const script of eager) expect(script.body, script.url).not.toContain("sentry.javascript.");
+    expect(scripts.some((script) => !script.beforeLoad && script.body.includes("sentry.javascript."))).toBe(true);
+    await page.close();
+  });
+
+  it("reports an error thrown before the SDK has loaded, with its stack and the time it was thrown", async () => {
+    const page = await browser.newPage();
+    await page.addInitScript(() => {
+      window.addEventListener("DOMContentLoaded", () => {
+        setTimeout(() => {
+          Object.assign(window, { thrownAt: Date.now() / 1000, sdkThere: document.documentElement.dataset.monitoring === "started" });
+          throw new Error("Self-test: thrown before the SDK had loaded");
+        });
+      });
+    });
+    await open("/", page);
+    const { thrownAt, sdkThere } = await page.evaluate(() => {
+      const { thrownAt, sdkThere } = window as unknown as { thrownAt: number; sdkThere: boolean };
+      return { thrownAt, sdkThere };
+    });
+    expect(sdkThere).toBe(false);
+    await eventually(() => eventWith("Self-test: thrown before the SDK had loaded") !== undefined, 10_000);
+    const event = eventWith("Self-test: thrown before the SDK had loaded")! as BrowserEvent & { timestamp: number };
+    expect(event.exception!.values[0]!.stacktrace!.frames.length).toBeGreaterThan(0);
+    expect(Math.abs(event.timestamp - thrownAt)).toBeLessThan(0.5);
+    await page.close();
+  });
+
+  it("reports an error thrown while the page hydrates, and shows its reference", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.origin}/sentry-example-page?fail=hydration`, { waitUntil: "load" });
+    await page.getByTestId("self-test-outcome").getByRole("heading", { name: "Browser error" }).waitFor({ timeout: 10_000 });
+    await eventually(() => eventWith("Self-test: an error thrown while hydrating") !== undefined, 10_000);
+    const event = eventWith("Self-test: an error thrown while hydrating")!;
+    expect(event.exception!.values[0]!.stacktrace!.frames.length).toBeGreaterThan(0);
+    await expect.poll(() => page.locator("#error-reference").getAttribute("data-event-id")).toBe(event.event_id);
     await page.close();
   });
 

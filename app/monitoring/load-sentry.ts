@@ -1,0 +1,29 @@
+import { readMonitoringSettings } from "./settings-script";
+
+type SentryChunk = typeof import("./sentry.client");
+
+let loading: Promise<SentryChunk | undefined> | undefined;
+let loaded: SentryChunk | undefined;
+
+/**
+ * The SDK's chunk, loaded and started once: after hydration, or at the first error if that comes
+ * sooner. `undefined` when the page has no monitoring settings (no DSN).
+ */
+export function loadSentry(): Promise<SentryChunk | undefined> {
+  loading ??= (async () => {
+    const settings = readMonitoringSettings();
+    if (!settings) return undefined;
+    const sentry = await import("./sentry.client");
+    sentry.startSentry(settings, window.__takeEarlyErrors?.() ?? []);
+    loaded = sentry;
+    // For whoever waits on monitoring: the tests, a developer in the console.
+    document.documentElement.dataset.monitoring = "started";
+    return sentry;
+  })();
+  return loading;
+}
+
+/** The SDK if it has started: what an event handler, which runs after hydration, may use at once. */
+export function startedSentry(): SentryChunk | undefined {
+  return loaded;
+}
