@@ -149,8 +149,9 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
 
     const client = clientJavaScript(page);
     console.table(client.chunks.map(({ file, gzipBytes, sentryGzipBytes }) => ({ Script: file, "gzip KB": (gzipBytes / 1024).toFixed(1), "Sentry's part, KB": (sentryGzipBytes / 1024).toFixed(1) })));
-    figures.push({ figure: "Client JS loaded by /, gzip", unit: "KB", tunnel: client.gzipBytes / 1024, control: 130, ratio: client.gzipBytes / 1024, budget: { max: 130 } });
-    figures.push({ figure: "Sentry's share of that (goal ≤ 45 KB)", unit: "KB", tunnel: client.sentryGzipBytes / 1024, control: 45, ratio: client.sentryGzipBytes / 1024 });
+    // Before the load event: the SDK's chunk comes after hydration (decision 014) and is not counted.
+    figures.push({ figure: "Client JS loaded by / before load, gzip", unit: "KB", tunnel: client.gzipBytes / 1024, control: 100, ratio: client.gzipBytes / 1024, budget: { max: 100 } });
+    figures.push({ figure: "Sentry's share of that (none: only the inline stub)", unit: "KB", tunnel: client.sentryGzipBytes / 1024, control: 0, ratio: client.sentryGzipBytes / 1024, budget: { max: 0 } });
     const bundle = workerBundleGzipBytes() / 1024;
     figures.push({ figure: "Worker bundle, gzip (limit 3 MB on the free plan)", unit: "KB", tunnel: bundle, control: 3072, ratio: bundle });
   } finally {
