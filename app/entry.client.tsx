@@ -4,8 +4,8 @@ import { hydrateRoot } from "react-dom/client";
 
 import { loadSentry } from "./monitoring/load-sentry";
 
-// The SDK comes after hydration (the root component asks for it), or at the first error if that is
-// sooner; until then the inline stub in the page's head records errors (`monitoring/early-errors`).
+// The SDK comes after hydration and load (the root component asks for it), or at the first error if
+// that is sooner; until then the inline stub in the page's head records errors (`monitoring/early-errors`).
 window.__monitoringWanted = () => void loadSentry();
 if (window.__earlyErrorSeen) void loadSentry();
 

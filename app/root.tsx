@@ -15,7 +15,7 @@ import { useEffect, useState, type ComponentType, type ReactNode } from "react";
 import { browserMonitoringSettings } from "./monitoring/browser-settings.server";
 import { EarlyErrorsScript } from "./monitoring/early-errors";
 import { ErrorReference } from "./monitoring/error-reference";
-import { loadSentry } from "./monitoring/load-sentry";
+import { loadSentryAfterLoad } from "./monitoring/load-sentry";
 import { monitoringSummary } from "./monitoring/monitoring-summary.server";
 import { pageTrace } from "./monitoring/page-trace.server";
 import { MonitoringSettingsScript } from "./monitoring/settings-script";
@@ -83,13 +83,13 @@ export function Layout({ children }: { children: ReactNode }) {
 }
 
 /**
- * Asks for the SDK once hydration has committed, then renders its route tracing, which names the
- * pageload and each navigation after the matched route.
+ * Asks for the SDK once hydration has committed and the page has loaded, then renders its route
+ * tracing, which names the pageload and each navigation after the matched route.
  */
 export default function App() {
   const [RouteTracing, setRouteTracing] = useState<ComponentType>();
   useEffect(() => {
-    void loadSentry().then((sentry) => sentry && setRouteTracing(() => sentry.RouteTracing));
+    void loadSentryAfterLoad().then((sentry) => sentry && setRouteTracing(() => sentry.RouteTracing));
   }, []);
   return (
     <>

@@ -23,6 +23,15 @@ export function loadSentry(): Promise<SentryChunk | undefined> {
   return loading;
 }
 
+/**
+ * Once the page has loaded, so that the SDK's chunk never competes with what the page needs first,
+ * and `load` waits for nothing of it.
+ */
+export function loadSentryAfterLoad(): Promise<SentryChunk | undefined> {
+  if (document.readyState === "complete") return loadSentry();
+  return new Promise((resolve) => window.addEventListener("load", () => resolve(loadSentry()), { once: true }));
+}
+
 /** The SDK if it has started: what an event handler, which runs after hydration, may use at once. */
 export function startedSentry(): SentryChunk | undefined {
   return loaded;

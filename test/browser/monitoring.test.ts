@@ -120,14 +120,15 @@ describe("monitoring in Chromium, through the tunnel", () => {
 
   it("loads no Sentry code before the page is interactive: the SDK is one chunk fetched after hydration", async () => {
     const page = await browser.newPage();
-    const scripts: { url: string; beforeLoad: boolean; body: string }[] = [];
+    const responses: { url: string; beforeLoad: boolean; body: Promise<string> }[] = [];
     let loaded = false;
     page.on("load", () => (loaded = true));
-    page.on("response", async (response) => {
+    page.on("response", (response) => {
       if (response.request().resourceType() !== "script") return;
-      scripts.push({ url: response.url(), beforeLoad: !loaded, body: await response.text().catch(() => "") });
+      responses.push({ url: response.url(), beforeLoad: !loaded, body: response.text().catch(() => "") });
     });
     await open("/", page);
+    const scripts = await Promise.all(responses.map(async (script) => ({ ...script, body: await script.body })));
     const eager = scripts.filter((script) => script.beforeLoad);
     expect(eager.length).toBeGreaterThan(0);
     // The SDK's own strings, in any minified chunk that holds it.
