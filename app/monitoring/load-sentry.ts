@@ -6,8 +6,9 @@ let loading: Promise<SentryChunk | undefined> | undefined;
 let loaded: SentryChunk | undefined;
 
 /**
- * The SDK's chunk, loaded and started once: after hydration, or at the first error if that comes
- * sooner. `undefined` when the page has no monitoring settings (no DSN).
+ * The SDK's chunk, loaded and started once, whoever asks first: the root after hydration and load
+ * (`loadSentryAfterLoad`), or the stub at the first error. `undefined` when the page has no
+ * monitoring settings (no DSN).
  */
 export function loadSentry(): Promise<SentryChunk | undefined> {
   loading ??= (async () => {

@@ -4,7 +4,7 @@ const SCRIPT_ID = "monitoring-settings";
 
 /**
  * The browser SDK's settings, written into the page by the server. A JSON script rather than
- * loader data: `Sentry.init` must run before hydration, when loader data is not yet read.
+ * loader data: the SDK may start at the first error, before hydration has read loader data.
  */
 export function MonitoringSettingsScript({ settings, nonce }: { settings: BrowserMonitoringSettings | null | undefined; nonce: string | undefined }) {
   if (!settings) return null;
