@@ -98,13 +98,18 @@ async function startDevLoop() {
   const remix = supervise(spawn("remix", ["watch"], { stdio: ["ignore", "pipe", "inherit"], env: { ...env, NODE_ENV: "development" } }));
   let firstBuilt;
   const firstBuild = new Promise((resolve) => (firstBuilt = resolve));
+  let builds = 0;
   let reloading = Promise.resolve();
+  // One restart at a time, in the order the builds finished: the last one serves the last save.
+  const reload = () => {
+    reloading = reloading.then(() => devWorker.patchConfig({})).catch((error) => console.error(`wrangler did not reload: ${error.message}`));
+  };
   createInterface({ input: remix.stdout }).on("line", (line) => {
     console.log(line);
     if (!line.includes("Rebuilt in")) return;
-    if (devWorker === undefined) return firstBuilt();
-    // One restart at a time, in the order the builds finished: the last one serves the last save.
-    reloading = reloading.then(() => devWorker.patchConfig({})).catch((error) => console.error(`wrangler did not reload: ${error.message}`));
+    builds += 1;
+    if (builds === 1) firstBuilt();
+    else if (devWorker) reload();
   });
   remix.once("exit", () => firstBuilt());
   await firstBuild;
@@ -121,6 +126,8 @@ async function startDevLoop() {
     dev: { watch: false, liveReload: true, server: { port: appPort } },
   });
   await devWorker.ready;
+  // A save while wrangler was starting: the Worker it started may predate that build.
+  if (builds > 1) reload();
 }
 
 function portFrom(variable, fallback) {

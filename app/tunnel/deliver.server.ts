@@ -14,7 +14,7 @@ import { upstreamRequestHeaders } from "./upstream/header-policy.server";
 import { SentryLimits } from "./upstream/sentry-limits.server";
 
 /** Sentry's answers that mean "not now" rather than "no": the envelope is spooled. */
-export const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
 const UNAVAILABLE_FAILURES: ReadonlySet<ForwardFailure> = new Set(["upstream_unreachable", "upstream_timeout"]);
 
 /** The way to Sentry and to the spool, built once per tunnel: one breaker per upstream. */

@@ -5,7 +5,7 @@
  */
 export { createTunnelWorker, type TunnelWorker } from "./worker.server";
 export { createTunnel, type Tunnel } from "./tunnel.server";
-export { tunnelBindings, type TunnelEnv, type TunnelRuntime, type TunnelSettings } from "./settings.server";
+export type { TunnelEnv, TunnelRuntime, TunnelSettings } from "./settings.server";
 export type { TunnelLogLine } from "./log-line.server";
 export { TUNNEL_ANSWERS, type TunnelAnswerCode } from "./answers.server";
 export { isTunnelPathSpelling, SECURITY_REPORT_PATH, TUNNEL_PATH } from "./request/path";

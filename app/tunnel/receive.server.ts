@@ -1,4 +1,4 @@
-import { tunnelAnswer, type Answer } from "./answers.server";
+import { tunnelAnswer, type Answer, type TunnelAnswerCode } from "./answers.server";
 import { contentEncodingOf, isUnrecognisedCoding, type ContentEncoding } from "./request/content-encoding.server";
 import { checkEnvelopeDsn, type DsnAllowList } from "./request/dsn-policy.server";
 import { readEnvelopeHead, type EnvelopeHead, type HeadResult } from "./request/envelope-head.server";
@@ -21,7 +21,7 @@ export interface ReceivedEnvelope {
   upstreamUrl: string;
 }
 
-export type Reception =
+type Reception =
   | { ok: true; envelope: ReceivedEnvelope; query: TunnelQuery; bytes: number }
   | { ok: false; answer: Answer; bytes: number | null };
 
@@ -43,7 +43,7 @@ export async function receiveEnvelope(
 ): Promise<Reception> {
   const declaredLength = request.headers.get("content-length") ?? "";
   const contentLength = /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : undefined;
-  const refused = (code: Parameters<typeof tunnelAnswer>[0], bytes = contentLength ?? null): Reception => ({ ok: false, answer: tunnelAnswer(code), bytes });
+  const refused = (code: TunnelAnswerCode, bytes = contentLength ?? null): Reception => ({ ok: false, answer: tunnelAnswer(code), bytes });
   if (contentLength !== undefined && contentLength > maxEnvelopeBytes) return refused("envelope_too_large");
   // A coding that is no coding is read as none, as Relay does, if the header line then reads.
   const declared = contentEncodingOf(request.headers);

@@ -248,29 +248,19 @@ export async function startExamplesShapeWorker(ingestOrigin: string): Promise<Be
 }
 
 /** `@sentry/core`'s `handleTunnelRequest`, bundled into a Worker, without the asset router. */
-export async function startCoreTunnelWorker(ingestOrigin: string): Promise<BenchWorker> {
-  const outfile = await bundleFixture("test/bench/fixtures/core-tunnel.ts");
-  return started(
-    new Miniflare({
-      rootPath: root,
-      modules: [{ type: "ESModule", path: outfile }],
-      ...compatibility,
-      bindings: { DSN: APP_DSN, UPSTREAM_ORIGIN: ingestOrigin },
-    }),
-  );
+export function startCoreTunnelWorker(ingestOrigin: string): Promise<BenchWorker> {
+  return startBundledWorker("test/bench/fixtures/core-tunnel.ts", { DSN: APP_DSN, UPSTREAM_ORIGIN: ingestOrigin });
 }
 
 /** The tunnel's stages with one left out (`test/bench/fixtures/ablation.ts`), without the asset router. */
-export async function startAblatedTunnelWorker(ingestOrigin: string, without: string): Promise<BenchWorker> {
-  const outfile = await bundleFixture("test/bench/fixtures/ablation.ts");
-  return started(
-    new Miniflare({
-      rootPath: root,
-      modules: [{ type: "ESModule", path: outfile }],
-      ...compatibility,
-      bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingestOrigin, WITHOUT: without },
-    }),
-  );
+export function startAblatedTunnelWorker(ingestOrigin: string, without: string): Promise<BenchWorker> {
+  return startBundledWorker("test/bench/fixtures/ablation.ts", { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingestOrigin, WITHOUT: without });
+}
+
+/** A bench fixture bundled with esbuild, as one module, without the asset router. */
+async function startBundledWorker(fixture: string, bindings: Record<string, string>): Promise<BenchWorker> {
+  const outfile = await bundleFixture(fixture);
+  return started(new Miniflare({ rootPath: root, modules: [{ type: "ESModule", path: outfile }], ...compatibility, bindings }));
 }
 
 const CLOCK_TICKS_PER_SECOND = 100;

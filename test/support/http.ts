@@ -37,7 +37,7 @@ export function fetchOnce(url: URL, init: RequestInit = {}): Promise<Response> {
 }
 
 /** An answer to a request whose body never ended, and how long it took to come. */
-export interface StalledAnswer {
+interface StalledAnswer {
   status: number;
   headers: Headers;
   body: Buffer;

@@ -9,7 +9,7 @@ export interface RunningScript {
 }
 
 /** Whether the URL answers 2xx. */
-export async function serving(url: string): Promise<boolean> {
+async function serving(url: string): Promise<boolean> {
   return (await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined))?.ok === true;
 }
 

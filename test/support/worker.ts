@@ -131,7 +131,7 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
 }
 
 /** The structured lines of one kind among a Worker's output: `{"event":"tunnel",…}` and the like. */
-export function logLinesOf<T>(logs: readonly string[], event: string): T[] {
+function logLinesOf<T>(logs: readonly string[], event: string): T[] {
   const prefix = `{"event":${JSON.stringify(event)},`;
   return logs.filter((line) => line.startsWith(prefix)).map((line) => JSON.parse(line) as T);
 }

@@ -3,7 +3,7 @@ import type { TunnelQuery } from "./query.server";
 import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./upstream-target.server";
 
 /** A DSN the tunnel forwards for, with its upstream URL worked out once, when the tunnel is built. */
-export interface AllowedDsn extends ProjectIdentity {
+interface AllowedDsn extends ProjectIdentity {
   /** The DSN in its canonical form ({@link Dsn.text}), whatever spelling an envelope used. */
   dsn: string;
   upstreamUrl: string;
