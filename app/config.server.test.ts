@@ -26,7 +26,31 @@ describe("readConfig", () => {
       rateLimitPeriodSeconds: 10,
       spoolRetrySeconds: 10,
       ownProject: undefined,
+      route: "/monitoring",
+      routes: ["/monitoring"],
     });
+  });
+
+  it("derives the pages' route from the DSN, and keeps serving it and the original when another is chosen", () => {
+    const derived = readConfig({ SENTRY_DSN: DSN }).tunnel;
+    expect(derived.route).toMatch(/^\/[a-z0-9]{10}$/);
+    expect(derived.routes).toEqual([derived.route, "/monitoring"]);
+    const chosen = readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: " /k7q2x9 ", TUNNEL_RETIRED_ROUTES: "/a3f8c1, /b4e9d2/x" }).tunnel;
+    expect(chosen.route).toBe("/k7q2x9");
+    expect(chosen.routes).toEqual(["/k7q2x9", derived.route, "/a3f8c1", "/b4e9d2/x", "/monitoring"]);
+    expect(readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/monitoring" }).tunnel.routes).toEqual(["/monitoring", derived.route]);
+  });
+
+  it.each([
+    ["TUNNEL_ROUTE", "/monitoring?o=1&p=2", "one to four segments"],
+    ["TUNNEL_ROUTE", "/build/x", "would shadow /build/"],
+    ["TUNNEL_ROUTE", "/shop", "would shadow the page /shop/:item"],
+    ["TUNNEL_ROUTE", "/api/tunnel", 'holds "tunnel"'],
+    ["TUNNEL_RETIRED_ROUTES", "/k7q2x9, /x y", "one to four segments"],
+  ] as const)("refuses %s=%s, naming the variable", (variable, value, problem) => {
+    const read = () => readConfig({ SENTRY_DSN: DSN, [variable]: value }, ["/", "/shop/:item", "/*"]);
+    expect(read).toThrow(ConfigError);
+    expect(read).toThrow(new RegExp(`^${variable} .*${problem.replace(/[/?*]/g, "\\$&")}`));
   });
 
   it("allows the app's own DSN and the extra ones, and sends the Worker's events to the development origin", () => {

@@ -1,5 +1,5 @@
 import { RELEASE } from "./release.generated";
-import { parseDsn, projectOf, upstreamUrlFor, type Dsn, type TunnelSettings, type ProjectIdentity } from "./tunnel";
+import { derivedRoute, parseDsn, projectOf, routeProblem, TUNNEL_PATH, upstreamUrlFor, type Dsn, type TunnelSettings, type ProjectIdentity } from "./tunnel";
 
 /** The Worker's settings, read from `env` once and checked, so that a request never meets a bad one. */
 export interface AppConfig {
@@ -45,6 +45,8 @@ export type ConfigEnv = Pick<
   | "TUNNEL_TIMEOUT_MS"
   | "TUNNEL_RATE_LIMIT_PERIOD_SECONDS"
   | "TUNNEL_SPOOL_RETRY_SECONDS"
+  | "TUNNEL_ROUTE"
+  | "TUNNEL_RETIRED_ROUTES"
 >;
 
 export class ConfigError extends Error {
@@ -62,8 +64,11 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
 const DEFAULT_SPOOL_RETRY_SECONDS = 10;
 
-/** Throws a {@link ConfigError} naming the first variable that is wrong. */
-export function readConfig(env: Partial<ConfigEnv>): AppConfig {
+/**
+ * Throws a {@link ConfigError} naming the first variable that is wrong. `pages` are the app's page
+ * paths as its router declares them, which no tunnel route may shadow.
+ */
+export function readConfig(env: Partial<ConfigEnv>, pages: readonly string[] = []): AppConfig {
   // Renamed: it bounds the whole exchange, not only Sentry's part. A deploy still setting it would
   // otherwise run on the default without a word.
   if ("TUNNEL_UPSTREAM_TIMEOUT_MS" in env) {
@@ -97,8 +102,28 @@ export function readConfig(env: Partial<ConfigEnv>): AppConfig {
       rateLimitPeriodSeconds: positiveInteger(env, "TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
       spoolRetrySeconds: positiveInteger(env, "TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),
       ownProject: ownDsn && { dsn: ownDsn, environment, release: RELEASE },
+      ...tunnelRoutes(env, ownDsn, pages),
     },
   };
+}
+
+/**
+ * The route the pages post to, and every route served (decision 016). By default a path derived
+ * from the DSN; `TUNNEL_ROUTE` replaces it (`/monitoring`: the original URL, with its query). The
+ * default stays served when replaced, and so do `TUNNEL_RETIRED_ROUTES`, so that pages loaded
+ * before a change keep delivering; `/monitoring` is always served.
+ */
+function tunnelRoutes(env: Partial<ConfigEnv>, ownDsn: Dsn | undefined, pages: readonly string[]): Pick<TunnelSettings, "route" | "routes"> {
+  const checked = (variable: keyof ConfigEnv, value: string) => {
+    const problem = value === TUNNEL_PATH ? undefined : routeProblem(value, pages);
+    if (problem) throw new ConfigError(variable, problem);
+    return value;
+  };
+  const derived = ownDsn && derivedRoute(ownDsn.text, pages);
+  const chosen = text(env.TUNNEL_ROUTE);
+  const route = chosen === "" ? (derived ?? TUNNEL_PATH) : checked("TUNNEL_ROUTE", chosen);
+  const retired = list(env.TUNNEL_RETIRED_ROUTES).map((value) => checked("TUNNEL_RETIRED_ROUTES", value));
+  return { route, routes: [...new Set([route, ...(derived ? [derived] : []), ...retired, TUNNEL_PATH])] };
 }
 
 function text(value: string | undefined): string {

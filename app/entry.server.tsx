@@ -8,7 +8,7 @@ import { renderToReadableStream } from "react-dom/server";
 import { ServerEventId } from "./monitoring/error-reference";
 import { NonceProvider } from "./security/nonce";
 import { newNonce, pageSecurityHeaders } from "./security/page-security.server";
-import { SECURITY_REPORT_PATH } from "./tunnel";
+import { reportPathOf } from "./tunnel";
 
 /** Deferred data still pending after this is rejected, so a stalled render cannot hold the connection. */
 const ABORT_DELAY_MS = 5_000;
@@ -49,8 +49,8 @@ export default async function handleRequest(
   }
 
   // Violations are reported through the tunnel to the app's own project, when there is one.
-  const reportUrl = loadContext.config.sentry.dsn ? new URL(SECURITY_REPORT_PATH, request.url).href : undefined;
   const { config } = loadContext;
+  const reportUrl = config.sentry.dsn ? new URL(reportPathOf(config.tunnel.route), request.url).href : undefined;
   const security = pageSecurityHeaders(nonce, reportUrl, config.connectOrigins, { development: config.sentry.environment === "development" });
   for (const [name, value] of Object.entries(security)) responseHeaders.set(name, value);
   responseHeaders.set("Content-Type", "text/html; charset=utf-8");

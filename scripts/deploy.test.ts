@@ -33,6 +33,15 @@ describe("npm run deploy, before anything is uploaded", () => {
     ]);
   });
 
+  it("refuses a tunnel route that ad-blockers' generic rules would match, naming the variable", () => {
+    const { status, lines } = deploy(["--var", "TUNNEL_ROUTE:/api/sentry-tunnel"], { CLOUDFLARE_API_TOKEN: "token" });
+    expect(status).toBe(1);
+    expect(lines).toEqual([
+      'Configuration: TUNNEL_ROUTE holds "sentry", a word that generic ad-blocker rules block on: choose a neutral path, got "/api/sentry-tunnel"',
+      "Nothing was deployed or uploaded.",
+    ]);
+  });
+
   // The Worker started to check its variables, then wrangler's dry run: some 3 s alone, 6 s beside the Worker tests.
   it("goes on to wrangler with a token and a valid configuration (a dry run here)", { timeout: 30_000 }, () => {
     const { status, lines } = deploy(["--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "dry-run-"))], { CLOUDFLARE_API_TOKEN: "token" });

@@ -8,13 +8,14 @@ import { readConfig } from "../app/config.server";
 import { workerSentryOptions } from "../app/monitoring/worker-options.server";
 import { createClientLimiter, createTunnelWorker } from "../app/tunnel";
 import { withOwnTrace } from "./own-trace";
+import { pagePathsOf } from "./page-paths";
 import { reportTunnelBug } from "./report-tunnel-bug";
 
 /**
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and
  * `npm run deploy` with the variable's name, instead of turning into failed requests later.
  */
-const config = readConfig(startupEnv);
+const config = readConfig(startupEnv, pagePathsOf((build as unknown as ServerBuild).routes));
 
 /** The one tunnel of this isolate, and its spool: the entry below and the Remix route both answer with it. */
 const tunnel = createTunnelWorker(config.tunnel, startupEnv, {
@@ -60,7 +61,7 @@ export default {
   async fetch(request, env, ctx) {
     // Envelopes skip Sentry's request instrumentation (a client per request, a span, a copy of
     // text bodies) and Remix's router: they are most of the traffic, and none of that serves
-    // them. Every spelling of the path comes here, so none of them is ever traced.
+    // them. Every spelling of every route comes here, so none of them is ever traced.
     if (tunnel.serves(new URL(request.url).pathname)) return tunnel.fetch(request);
     return app.fetch!(await withOwnTrace(request, config.sentry, clientMayReport), env, ctx);
   },

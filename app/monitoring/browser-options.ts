@@ -8,7 +8,7 @@ type BrowserSentryOptions = NonNullable<Parameters<typeof init>[0]>;
 export interface BrowserMonitoringSettings {
   /** A public DSN: it identifies the project, it grants nothing. */
   dsn: string;
-  /** `/monitoring?o=…&p=…[&r=…]`, derived from the DSN by the Worker. */
+  /** The tunnel's route on the page's own origin, as the Worker serves it (decision 016). */
   tunnel: string;
   release: string;
   environment: string;
@@ -35,7 +35,8 @@ export const BROWSER_TRACING_TIMEOUTS = {
 export function browserSentryOptions(settings: BrowserMonitoringSettings, pageOrigin: string): BrowserSentryOptions {
   return {
     dsn: settings.dsn,
-    // Same-origin: ad-blockers and third-party cookie rules see no request to sentry.io.
+    // Same-origin, on a path no generic filter rule matches: ad-blockers see no request to sentry.io
+    // and nothing that looks like monitoring.
     tunnel: settings.tunnel,
     // The full commit SHA, the same value the Worker reports, so both sides share source maps.
     release: settings.release,

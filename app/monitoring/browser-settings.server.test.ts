@@ -16,8 +16,14 @@ describe("tunnelPathFor", () => {
 });
 
 describe("browserMonitoringSettings", () => {
+  it("hands the page the original URL, with its query, when the operator chose it", () => {
+    const config = readConfig({ SENTRY_DSN: "https://k@o11.ingest.us.sentry.io/21", TUNNEL_ROUTE: "/monitoring" });
+    expect(browserMonitoringSettings(config.sentry, config.tunnel.route)?.tunnel).toBe("/monitoring?o=11&p=21&r=us");
+  });
+
   it("starts no browser SDK without a DSN", () => {
-    expect(browserMonitoringSettings(readConfig({}).sentry)).toBeNull();
+    const config = readConfig({});
+    expect(browserMonitoringSettings(config.sentry, config.tunnel.route)).toBeNull();
   });
 
   it("hands the browser the public DSN, the tunnel and the Worker's own settings", () => {
@@ -27,9 +33,9 @@ describe("browserMonitoringSettings", () => {
       SENTRY_TRACES_SAMPLE_RATE: "0.5",
       SENTRY_TRACE_PROPAGATION_TARGETS: "https://api.example.com",
     });
-    expect(browserMonitoringSettings(config.sentry)).toMatchObject({
+    expect(browserMonitoringSettings(config.sentry, config.tunnel.route)).toMatchObject({
       dsn: "https://k@o11.ingest.us.sentry.io/21",
-      tunnel: "/monitoring?o=11&p=21&r=us",
+      tunnel: config.tunnel.route,
       environment: "staging",
       tracesSampleRate: 0.5,
       tracePropagationOrigins: ["https://api.example.com"],

@@ -12,12 +12,15 @@ export function tunnelPathFor(project: ProjectIdentity): string {
   return `${TUNNEL_PATH}?${query}`;
 }
 
-/** `null` when monitoring is not configured: the page then starts no SDK at all. */
-export function browserMonitoringSettings(sentry: SentryConfig): BrowserMonitoringSettings | null {
+/**
+ * `null` when monitoring is not configured: the page then starts no SDK at all. `route` is the
+ * tunnel's: the page posts there, with no query, unless it is the original `/monitoring`.
+ */
+export function browserMonitoringSettings(sentry: SentryConfig, route: string): BrowserMonitoringSettings | null {
   if (!sentry.dsn || !sentry.project) return null;
   return {
     dsn: sentry.dsn,
-    tunnel: tunnelPathFor(sentry.project),
+    tunnel: route === TUNNEL_PATH ? tunnelPathFor(sentry.project) : route,
     release: RELEASE,
     environment: sentry.environment,
     tracesSampleRate: sentry.tracesSampleRate,

@@ -20,7 +20,7 @@ declare global {
 /**
  * The page's first script, some 400 bytes inline: the Loader pattern on our own origin. It records
  * every uncaught error and rejection from the first moment, with the error object (its stack) and
- * its time, until the SDK, loaded after hydration, takes them over (`app/monitoring/sentry.client.ts`).
+ * its time, until the SDK, loaded after hydration, takes them over (`app/monitoring/sdk.client.ts`).
  */
 const STUB = `(function(w){var q=[];function on(e){var r=e.type!=="error";q.push({error:r?e.reason:e.error||e.message,at:Date.now()/1e3,rejection:r});w.__earlyErrorSeen=true;if(w.__monitoringWanted)w.__monitoringWanted()}w.addEventListener("error",on);w.addEventListener("unhandledrejection",on);w.__takeEarlyErrors=function(){w.removeEventListener("error",on);w.removeEventListener("unhandledrejection",on);return q}})(window)`;
 

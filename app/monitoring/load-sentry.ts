@@ -1,6 +1,6 @@
 import { readMonitoringSettings } from "./settings-script";
 
-type SentryChunk = typeof import("./sentry.client");
+type SentryChunk = typeof import("./sdk.client");
 
 let loading: Promise<SentryChunk | undefined> | undefined;
 let loaded: SentryChunk | undefined;
@@ -14,7 +14,7 @@ export function loadSentry(): Promise<SentryChunk | undefined> {
   loading ??= (async () => {
     const settings = readMonitoringSettings();
     if (!settings) return undefined;
-    const sentry = await import("./sentry.client");
+    const sentry = await import("./sdk.client");
     sentry.startSentry(settings, window.__takeEarlyErrors?.() ?? []);
     loaded = sentry;
     // For whoever waits on monitoring: the tests, a developer in the console.

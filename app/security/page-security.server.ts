@@ -19,7 +19,7 @@ export function pageSecurityHeaders(
     "style-src 'self'",
     "img-src 'self' data:",
     "font-src 'self'",
-    // Envelopes go to /monitoring on our origin, never to Sentry's; other origins only as configured.
+    // Envelopes go to the tunnel on our origin, never to Sentry's; other origins only as configured.
     ["connect-src 'self'", ...connectOrigins].join(" "),
     "object-src 'none'",
     "base-uri 'none'",

@@ -58,6 +58,22 @@ describe("admit: what needs no body", () => {
     expect(limit).toHaveBeenCalledTimes(3);
   });
 
+  it("admits an envelope on the app's route with no query: the DSN alone names the project", async () => {
+    expect(settings.route).toMatch(/^\/[a-z0-9]{10}$/);
+    expect(await admit(request(settings.route), gateWith())).toEqual({ admitted: true, kind: "envelope", query: undefined });
+    const queried = await admit(request(`${settings.route}?o=1&p=2&r=us`), gateWith());
+    expect(queried).toMatchObject({ admitted: false, answer: { code: "invalid_query" } });
+    const retired = createGate(readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/k7q2x9", TUNNEL_RETIRED_ROUTES: "/a3f8c1" }).tunnel, undefined, allowList);
+    for (const path of ["/k7q2x9", "/a3f8c1", settings.route]) expect(await admit(request(path), retired), path).toMatchObject({ admitted: true });
+    expect(await admit(request("/b4e9d2"), retired)).toMatchObject({ admitted: false, answer: { code: "not_found" } });
+  });
+
+  it("admits a CSP report beside each route", async () => {
+    for (const path of [`${settings.route}/csp`, "/monitoring/security-report"]) {
+      expect(await admit(request(path), gateWith()), path).toMatchObject({ admitted: true, kind: "security_report" });
+    }
+  });
+
   it("admits a CSP report to the app's own project only when the app has one", async () => {
     const withProject = await admit(request("/monitoring/security-report"), gateWith());
     expect(withProject).toMatchObject({ admitted: true, kind: "security_report", target: { project: { org: "1", project: "2", region: "us" } } });

@@ -3,7 +3,7 @@ import type { TunnelLogLine } from "./log-line.server";
 import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.server";
 import { PREFLIGHT_HEADERS } from "./request/cors.server";
 import { allowedQueries, type DsnAllowList } from "./request/dsn-policy.server";
-import { SECURITY_REPORT_PATH, TUNNEL_PATH } from "./request/path";
+import { TUNNEL_PATH, tunnelPaths, type TunnelPaths } from "./request/path";
 import { parseTunnelQuery, queryOf, type TunnelQuery } from "./request/query.server";
 import { securityEndpointFor } from "./request/security-report.server";
 import { projectOf } from "./request/upstream-target.server";
@@ -19,6 +19,8 @@ export interface ReportTarget {
 /** What the first stage checks against, built once per tunnel. */
 export interface Gate {
   clientAllowed: ClientLimiter | undefined;
+  /** Every route's path and its CSP report path, exactly as served. */
+  paths: TunnelPaths;
   /** Partner origins, which get CORS. */
   partners: ReadonlySet<string>;
   /** `undefined` when the app has no project of its own: the report path is then not served. */
@@ -35,6 +37,7 @@ export function createGate(settings: TunnelSettings, rateLimiter: TunnelRuntime[
   const own = settings.ownProject;
   return {
     clientAllowed: rateLimiter && createClientLimiter(rateLimiter, settings.rateLimitPeriodSeconds),
+    paths: tunnelPaths(settings.routes),
     partners,
     reports: own && { url: securityEndpointFor(own, settings.upstreamOrigin), project: queryOf(projectOf(own.dsn)) },
     namesAllowedProject: allowedQueries(allowList),
@@ -45,7 +48,8 @@ export function createGate(settings: TunnelSettings, rateLimiter: TunnelRuntime[
 
 export type Admission =
   | { admitted: false; kind: TunnelLogLine["kind"]; answer: Answer }
-  | { admitted: true; kind: "envelope"; query: TunnelQuery }
+  /** `query` is the original route's; the other routes take none, and the DSN alone names the project. */
+  | { admitted: true; kind: "envelope"; query: TunnelQuery | undefined }
   | { admitted: true; kind: "security_report"; target: ReportTarget };
 
 /**
@@ -57,9 +61,9 @@ export async function admit(request: Request, gate: Gate): Promise<Admission> {
     return { admitted: false, kind: "envelope", answer: tunnelAnswer("rate_limited", gate.limitedHeaders) };
   }
   const url = new URL(request.url);
-  const report = url.pathname === SECURITY_REPORT_PATH ? gate.reports : undefined;
+  const report = gate.paths.reports.has(url.pathname) ? gate.reports : undefined;
   const answered = (answer: Answer): Admission => ({ admitted: false, kind: report ? "security_report" : "envelope", answer });
-  if (!report && url.pathname !== TUNNEL_PATH) return answered(tunnelAnswer("not_found"));
+  if (!report && !gate.paths.envelopes.has(url.pathname)) return answered(tunnelAnswer("not_found"));
 
   const origin = request.headers.get("origin");
   const partner = origin !== null && gate.partners.has(origin);
@@ -71,6 +75,8 @@ export async function admit(request: Request, gate: Gate): Promise<Admission> {
   if (request.method !== "POST") return answered(tunnelAnswer("method_not_allowed", gate.allowHeader));
   if (report) return { admitted: true, kind: "security_report", target: report };
 
+  // Nothing in the URL may mean something the tunnel ignores.
+  if (url.pathname !== TUNNEL_PATH) return url.search === "" ? { admitted: true, kind: "envelope", query: undefined } : answered(tunnelAnswer("invalid_query"));
   const query = parseTunnelQuery(url.searchParams);
   if (!query) return answered(tunnelAnswer("invalid_query"));
   return gate.namesAllowedProject(query) ? { admitted: true, kind: "envelope", query } : answered(tunnelAnswer("query_not_allowed"));

@@ -4,7 +4,7 @@ import type { TunnelQuery } from "./request/query.server";
 /** The one log line per request; it never holds the DSN's key, the client's IP or a cookie. */
 export interface TunnelLogLine {
   event: "tunnel";
-  /** What was posted: an envelope to `/monitoring`, or a CSP report to `/monitoring/security-report`. */
+  /** What was posted: an envelope to a route, or a CSP report to a route's report path. */
   kind: "envelope" | "security_report";
   /** `forwarded`: Sentry answered (whatever its status); `spooled`: stored for later; `rejected`: refused here; `failed`: Sentry could not be reached and nothing was stored, or a bug. */
   outcome: TunnelOutcome;

@@ -18,6 +18,13 @@ export interface TunnelSettings {
   timeoutMs: number;
   /** Development and tests only: replaces scheme, host and port of every upstream URL. */
   upstreamOrigin: string | undefined;
+  /**
+   * Where the app's pages post envelopes: a path with no query, or `TUNNEL_PATH`, the original
+   * `/monitoring?o=&p=[&r=]`. Its CSP reports go to `reportPathOf(route)`.
+   */
+  route: string;
+  /** Every route served, {@link route} and `TUNNEL_PATH` among them: each is the same tunnel. */
+  routes: readonly string[];
   /** The rate limiter's period: how long a limited client is told to wait. */
   rateLimitPeriodSeconds: number;
   /** The spool's first retry delay; each further attempt waits twice as long, up to an hour. */

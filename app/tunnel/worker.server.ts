@@ -1,4 +1,4 @@
-import { isTunnelPathSpelling, SECURITY_REPORT_PATH } from "./request/path";
+import { isTunnelPathSpelling, tunnelPaths } from "./request/path";
 import { tunnelBindings, type TunnelEnv, type TunnelSettings } from "./settings.server";
 import { createSpoolConsumer } from "./spool/consumer.server";
 import { createDeadLetterConsumer, DEAD_LETTER_QUEUE } from "./spool/dead-letters.server";
@@ -17,7 +17,7 @@ export interface TunnelWorkerOptions {
 
 /** Everything a Worker needs to run the tunnel: its `fetch` for the tunnel's paths, and its `queue()`. */
 export interface TunnelWorker {
-  /** Whether a path is the tunnel's: every spelling of `/monitoring` (the tunnel answers the others 404), and CSP reports. */
+  /** Whether a path is the tunnel's: every spelling of each route and of its CSP report path (the tunnel answers all but the exact ones 404). */
   serves(pathname: string): boolean;
   fetch: Tunnel;
   /** The Worker's `queue()` handler, for the spool and its dead-letter queue. */
@@ -40,8 +40,9 @@ export function createTunnelWorker(settings: TunnelSettings, env: TunnelEnv, opt
   const queue = env.TUNNEL_SPOOL as Queue<SpooledEnvelope> | undefined;
   const deliver = queue && createSpoolConsumer(settings, { queue, bucket: env.TUNNEL_SPOOL_BUCKET, limits, reports, stats, analytics: env.TUNNEL_ANALYTICS });
   const settleDeadLetters = createDeadLetterConsumer({ bucket: env.TUNNEL_SPOOL_BUCKET, reports, stats });
+  const paths = tunnelPaths(settings.routes);
   return {
-    serves: (pathname) => isTunnelPathSpelling(pathname) || pathname === SECURITY_REPORT_PATH,
+    serves: (pathname) => isTunnelPathSpelling(pathname, paths),
     fetch: tunnel,
     async queue(batch) {
       if (batch.queue === DEAD_LETTER_QUEUE) return settleDeadLetters(batch);

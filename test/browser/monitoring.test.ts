@@ -94,7 +94,7 @@ describe("monitoring in Chromium, through the tunnel", () => {
     }, message);
   }
 
-  it("sends an uncaught error through /monitoring with the release, environment and DSN, and nothing to Sentry's hosts", async () => {
+  it("sends an uncaught error through the tunnel's route with the release, environment and DSN, and nothing to Sentry's hosts", async () => {
     const page = await open("/sentry-example-page");
     const sentTo = new Set<string>();
     page.on("request", (request) => void sentTo.add(new URL(request.url()).origin));

@@ -47,7 +47,7 @@ describe("the local loop: npm start, the self-test, and Spotlight at the README'
     const page = await session.newPage();
     // Pressed once the page has settled, as a person reading it would: its page-load trace sent.
     const settled = page.waitForRequest(
-      (request) => new URL(request.url()).pathname === "/monitoring" && (request.postData() ?? "").includes('"type":"transaction"'),
+      (request) => request.method() === "POST" && new URL(request.url()).origin === APP && (request.postData() ?? "").includes('"type":"transaction"'),
       APP_WAIT,
     );
     await page.goto(`${APP}/sentry-example-page`, { waitUntil: "load" });

@@ -36,6 +36,7 @@ export async function newVisitor(browser: Browser, options: BrowserContextOption
   const address = `198.18.${Math.floor(visitors / 250) % 256}.${(visitors % 250) + 1}`;
   const context = await browser.newContext({ ...options, extraHTTPHeaders: { ...options.extraHTTPHeaders, "cf-connecting-ip": address } });
   const page = await context.newPage();
-  page.once("close", () => void context.close());
+  // If the browser closes first, it has closed the context with it.
+  page.once("close", () => void context.close().catch(() => undefined));
   return page;
 }

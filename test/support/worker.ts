@@ -13,8 +13,10 @@ export const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /** A DSN of the Sentry SaaS form, for the app itself. */
 export const APP_DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
-/** The tunnel's path and query for {@link APP_DSN}, as the browser SDK is told to post. */
+/** The original route's path and query for {@link APP_DSN}: always served, and blocked by EasyPrivacy. */
 export const APP_TUNNEL = "/monitoring?o=4501&p=4502&r=us";
+/** The route the pages post to for {@link APP_DSN} by default: derived from it (decision 016). */
+export const APP_ROUTE = "/6b1xzn8op8";
 
 export interface RunningWorker {
   /** Where workerd listens on loopback: the app's own origin, as a browser would see it. */

@@ -12,11 +12,12 @@ export interface DevServer {
 }
 
 /**
- * `wrangler dev` serving the built app on a free loopback port, as a developer runs it. Its own
+ * `wrangler dev` serving the built app on a loopback port, free unless given (a redeploy at the
+ * same origin), as a developer runs it. Its own
  * process group, so that stopping it also stops the workerd it started.
  */
-export async function startWranglerDev(vars: Record<string, string> = {}): Promise<DevServer> {
-  const port = await freePort();
+export async function startWranglerDev(vars: Record<string, string> = {}, port?: number): Promise<DevServer> {
+  port ??= await freePort();
   const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort())];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const child = spawn("npx", args, {

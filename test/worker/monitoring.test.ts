@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { payloads, received } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
-import { APP_TUNNEL, APP_DSN, root } from "../support/worker";
+import { APP_ROUTE, APP_DSN, root } from "../support/worker";
 
 interface SentryEvent {
   event_id: string;
@@ -27,7 +27,7 @@ describe("the Worker's own monitoring", () => {
     const settings = JSON.parse(/<script id="monitoring-settings" type="application\/json" nonce="[^"]+">(.*?)<\/script>/.exec(html)![1]!);
     expect(settings).toMatchObject({
       dsn: APP_DSN,
-      tunnel: APP_TUNNEL,
+      tunnel: APP_ROUTE,
       environment: "ci",
       tracesSampleRate: 1,
     });
@@ -81,10 +81,12 @@ describe("the Worker's own monitoring", () => {
     };
     const query = "?o=4501&p=4502&r=us";
     const spellings = ["/monitoring/", "/MONITORING", "/Monitoring/", "//monitoring", "/monitoring//", "/%6Donitoring", "/%6donitoring%2F", "/%256Donitoring"];
+    // The pages' route, spelled otherwise: the same tunnel, with no query.
+    const routeSpellings = [APP_ROUTE.toUpperCase(), `${APP_ROUTE}/`, `/${APP_ROUTE}`, `/%25${APP_ROUTE.charCodeAt(1).toString(16)}${APP_ROUTE.slice(2)}`];
     expect((await worker.fetch(`/monitoring${query}`, { method: "POST", body: new Uint8Array(envelope), headers: traced })).status).toBe(200);
-    for (const path of spellings) {
+    for (const path of [...spellings.map((spelling) => `${spelling}${query}`), ...routeSpellings]) {
       for (const method of ["POST", "GET"]) {
-        const response = await worker.fetch(`${path}${query}`, { method, headers: traced, ...(method === "POST" ? { body: new Uint8Array(envelope) } : {}) });
+        const response = await worker.fetch(path, { method, headers: traced, ...(method === "POST" ? { body: new Uint8Array(envelope) } : {}) });
         expect(response.status, `${method} ${path}`).toBe(404);
         expect(await response.json(), `${method} ${path}`).toMatchObject({ reason: "not_found" });
       }

@@ -5,7 +5,7 @@ import { buildEnvelope, payloads, received } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { FakeIngest } from "../support/fake-ingest";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
-import { APP_TUNNEL } from "../support/worker";
+import { APP_ROUTE, APP_TUNNEL } from "../support/worker";
 
 /**
  * What a stranger can make the Worker do outside the tunnel, tried against the defaults that
@@ -13,7 +13,8 @@ import { APP_TUNNEL } from "../support/worker";
  */
 
 const TRACE_ID = "0123456789abcdef0123456789abcdef";
-const REPORT_PATH = "/monitoring/security-report";
+/** Where the pages' CSP reports go: beside the app's route. */
+const REPORT_PATH = `${APP_ROUTE}/csp`;
 const PERIOD_MS = 10_000;
 
 interface SentryEvent {

@@ -1,13 +1,44 @@
-/** Where the browser SDK posts its envelopes: the one spelling the tunnel serves. */
+/**
+ * The original route, `POST /monitoring?o=<org>&p=<project>[&r=<region>]`: always served, for
+ * clients configured that way, though EasyPrivacy blocks it (`/monitoring?o=$xmlhttprequest`).
+ */
 export const TUNNEL_PATH = "/monitoring";
 
+/** Where browsers post Content-Security-Policy violations beside the original route. */
+export const SECURITY_REPORT_PATH = "/monitoring/security-report";
+
+/** Where a route's CSP reports go; the tunnel sends them to the app's own project. */
+export function reportPathOf(route: string): string {
+  return route === TUNNEL_PATH ? SECURITY_REPORT_PATH : `${route}/csp`;
+}
+
+/** The exact paths one tunnel answers, made once from its routes. */
+export interface TunnelPaths {
+  /** Each route; only {@link TUNNEL_PATH} takes the `?o=&p=&r=` query, the others take none. */
+  envelopes: ReadonlySet<string>;
+  reports: ReadonlySet<string>;
+}
+
+export function tunnelPaths(routes: readonly string[]): TunnelPaths {
+  const all = [...new Set([TUNNEL_PATH, ...routes])];
+  return { envelopes: new Set(all), reports: new Set(all.map(reportPathOf)) };
+}
+
 /**
- * Whether a path is some spelling of {@link TUNNEL_PATH}: another case, percent-escapes (even
- * doubled), repeated or trailing slashes. Remix's router matches several of these to the tunnel's
- * route; the Worker entry sends them all to the tunnel instead, which serves the exact path only
- * and answers the rest 404, and the Worker's SDK traces none of them.
+ * Whether a path is some spelling of one the tunnel answers: another case, percent-escapes (even
+ * doubled), repeated or trailing slashes. Remix's router matches several of these to its routes;
+ * the Worker entry sends them all to the tunnel instead, which serves the exact paths only and
+ * answers the rest 404, and the Worker's SDK traces none of them. Routes are lowercase, so a
+ * lowercased spelling can be compared with them.
  */
-export function isTunnelPathSpelling(pathname: string): boolean {
+export function isTunnelPathSpelling(pathname: string, paths: TunnelPaths = ORIGINAL_ONLY): boolean {
+  const path = canonicalPath(pathname);
+  return paths.envelopes.has(path) || paths.reports.has(path);
+}
+
+const ORIGINAL_ONLY = tunnelPaths([]);
+
+function canonicalPath(pathname: string): string {
   let path = pathname;
   for (let round = 0; round < 3; round += 1) {
     let decoded: string;
@@ -19,8 +50,5 @@ export function isTunnelPathSpelling(pathname: string): boolean {
     if (decoded === path) break;
     path = decoded;
   }
-  return path.toLowerCase().replace(/\/+/g, "/").replace(/\/$/, "") === TUNNEL_PATH;
+  return path.toLowerCase().replace(/\/+/g, "/").replace(/\/$/, "");
 }
-
-/** Where browsers post Content-Security-Policy violations; the tunnel sends them to the app's own project. */
-export const SECURITY_REPORT_PATH = "/monitoring/security-report";

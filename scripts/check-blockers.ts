@@ -1,0 +1,92 @@
+/**
+ * `npm run check:blockers -- [--url <app>] [list file …]`: whether ad-blockers let a running app's
+ * monitoring through. It reads the app's home page as a browser does: the tunnel route the page
+ * posts envelopes to, the CSP report URL, and every script the page can load (the SDK's chunk
+ * among them); then asks uBlock Origin's and Ghostery's engines about each, with the list files
+ * given, or uBlock Origin's default lists as Debian bundles them. Exits 1 when any is blocked.
+ */
+import { existsSync } from "node:fs";
+
+import { BUNDLED_LISTS, loadFilterEngines, type BlockerRequest, type Verdict } from "./filter-lists.ts";
+
+/** `import … from "x.js"`, `import "x.js"` and `import("x.js")`, as esbuild writes them. */
+const IMPORT = /(?:from|import)\s*\(?\s*["']([^"']+\.js)["']/g;
+
+/** Scripts followed from the page, at most: a page loads a few dozen. */
+const MAX_SCRIPTS = 300;
+
+interface Checked extends BlockerRequest {
+  what: string;
+}
+
+async function main(args: string[]): Promise<number> {
+  const urlAt = args.indexOf("--url");
+  const app = new URL(urlAt >= 0 ? (args[urlAt + 1] ?? "") : `http://localhost:${process.env.PORT || 8787}`);
+  const given = args.filter((_, index) => index !== urlAt && index !== urlAt + 1);
+  const files = given.length > 0 ? given : BUNDLED_LISTS;
+  const missing = files.filter((file) => !existsSync(file));
+  if (missing.length > 0) {
+    console.error(`No list file at ${missing.join(", ")}.`);
+    if (given.length === 0) console.error("Install uBlock Origin's lists (sudo apt-get install webext-ublock-origin-chromium), or name list files.");
+    return 2;
+  }
+  const requests = await monitoringRequests(app);
+  if (typeof requests === "string") {
+    console.error(requests);
+    return 2;
+  }
+  const engines = await loadFilterEngines(files);
+  console.log(`${app.origin}, with uBlock Origin's and Ghostery's engines and ${engines.lists.join(", ")}:`);
+  let blocked = 0;
+  for (const request of requests) {
+    const verdicts = engines.verdicts(request);
+    const blockers = verdicts.filter((verdict) => verdict.blocked);
+    if (blockers.length > 0) blocked += 1;
+    const path = request.url.replace(app.origin, "");
+    console.log(`  ${blockers.length > 0 ? "BLOCKED" : "passes "}  ${request.what.padEnd(12)} ${path}${blockers.map(describe).join("")}`);
+  }
+  if (blocked === 0) {
+    console.log(`All ${requests.length} pass.`);
+    return 0;
+  }
+  console.log(
+    `${blocked} of ${requests.length} blocked. For the route: set TUNNEL_ROUTE to a new neutral path, and keep the old one in TUNNEL_RETIRED_ROUTES for a day (README, "Ad-blockers").`,
+  );
+  return 1;
+}
+
+function describe(verdict: Verdict): string {
+  return `\n             ${verdict.engine}: ${verdict.rule ?? "?"}${verdict.list ? ` (${verdict.list})` : ""}`;
+}
+
+/** What the app's home page sends and loads for monitoring, or why that cannot be read. */
+async function monitoringRequests(app: URL): Promise<Checked[] | string> {
+  const home = new URL("/", app).href;
+  const response = await fetch(home).catch((error: Error) => error);
+  if (response instanceof Error) return `${home} did not answer (${response.message}). Start the app (npm start), or give its address with --url.`;
+  const html = await response.text();
+  const settings = /<script id="monitoring-settings"[^>]*>(.*?)<\/script>/s.exec(html)?.[1];
+  if (!settings) return `${home} (${response.status}) has no monitoring settings: is SENTRY_DSN set?`;
+  const { tunnel } = JSON.parse(settings) as { tunnel: string };
+  const requests: Checked[] = [{ url: new URL(tunnel, home).href, pageUrl: home, type: "fetch", what: "envelopes" }];
+  const reportUri = /report-uri (\S+?)(?:;|$)/.exec(response.headers.get("content-security-policy") ?? "")?.[1];
+  if (reportUri) requests.push({ url: new URL(reportUri, home).href, pageUrl: home, type: "cspreport", what: "CSP reports" });
+  for (const script of await scriptsOf(html, home)) requests.push({ url: script, pageUrl: home, type: "script", what: "script" });
+  return requests;
+}
+
+/** Every script the page names, and every one those import, statically or not. */
+async function scriptsOf(html: string, home: string): Promise<string[]> {
+  const found = new Set<string>();
+  const queue = [...html.matchAll(/(?:src|href)="([^"]+\.js)"/g), ...html.matchAll(IMPORT)].map((match) => new URL(match[1]!, home).href);
+  while (queue.length > 0 && found.size < MAX_SCRIPTS) {
+    const script = queue.shift()!;
+    if (found.has(script) || new URL(script).origin !== new URL(home).origin) continue;
+    found.add(script);
+    const text = await (await fetch(script)).text();
+    for (const match of text.matchAll(IMPORT)) queue.push(new URL(match[1]!, script).href);
+  }
+  return [...found];
+}
+
+process.exitCode = await main(process.argv.slice(2));

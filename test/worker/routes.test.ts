@@ -1,0 +1,112 @@
+import { beforeEach, describe, expect, it } from "vitest";
+
+import { buildEnvelope } from "../support/envelopes";
+import { eventually } from "../support/eventually";
+import { useIngestAndWorker } from "../support/ingest-and-worker";
+import { APP_DSN, APP_ROUTE, APP_TUNNEL, startWorker } from "../support/worker";
+
+/** The page's settings and CSP, as the Worker renders them. */
+async function pageSees(fetchPage: (path: string) => Promise<Response>): Promise<{ tunnel: string; reportUri: string | undefined }> {
+  const response = await fetchPage("/");
+  const html = await response.text();
+  const settings = JSON.parse(/<script id="monitoring-settings" type="application\/json" nonce="[^"]+">(.*?)<\/script>/.exec(html)![1]!) as { tunnel: string };
+  const reportUri = /report-uri (\S+?)(?:;|$)/.exec(response.headers.get("content-security-policy") ?? "")?.[1];
+  return { tunnel: settings.tunnel, reportUri: reportUri && new URL(reportUri).pathname };
+}
+
+const UNLIMITED = { rateLimit: { limit: 1_000_000, period: 10 } };
+
+describe("the tunnel's routes (decision 016)", () => {
+  describe("by default", () => {
+    const { ingest, worker } = useIngestAndWorker({}, UNLIMITED);
+    beforeEach(() => ingest.reset());
+    const deliveredAs = (body: Buffer) => ingest.deliveries.find((delivery) => delivery.body.equals(body))?.url;
+
+    it("gives the page a route derived from the DSN, with no query, and its CSP reports a path beside it", async () => {
+      expect(await pageSees(worker.fetch)).toEqual({ tunnel: APP_ROUTE, reportUri: `${APP_ROUTE}/csp` });
+    });
+
+    it("delivers an envelope posted to the route byte for byte, and one posted to the original URL", async () => {
+      for (const path of [APP_ROUTE, APP_TUNNEL]) {
+        const { body } = buildEnvelope();
+        expect((await worker.post(body, {}, path)).status, path).toBe(200);
+        expect(deliveredAs(body), path).toBe("/api/4502/envelope/?hsts=0");
+      }
+    });
+
+    it("refuses a query on the route, and answers other spellings of it from the tunnel, not from a page", async () => {
+      const { body } = buildEnvelope();
+      const logged = worker.logLines("tunnel").length;
+      const queried = await worker.post(body, {}, `${APP_ROUTE}?o=4501&p=4502`);
+      expect(queried.status).toBe(400);
+      for (const spelling of [APP_ROUTE.toUpperCase(), `${APP_ROUTE}/`, `/${APP_ROUTE}`, `${APP_ROUTE}/csp/`]) {
+        const answer = await worker.post(body, {}, spelling);
+        expect(answer.status, spelling).toBe(404);
+        expect(answer.headers.get("content-type"), spelling).not.toContain("text/html");
+      }
+      expect(deliveredAs(body)).toBeUndefined();
+      // The Worker's lines reach this process a moment after its answers.
+      await eventually(() => worker.logLines("tunnel").length >= logged + 5);
+      const lines = worker.logLines<{ reason: string }>("tunnel").slice(logged);
+      expect(lines.map((line) => line.reason)).toEqual(["invalid_query", "not_found", "not_found", "not_found", "not_found"]);
+    });
+
+    it("refuses, with every check it has, what the original route refuses: another project's DSN", async () => {
+      const { body } = buildEnvelope({ dsn: "https://fedcba9876543210fedcba9876543210@o9.ingest.us.sentry.io/9" });
+      const logged = worker.logLines("tunnel").length;
+      const answer = await worker.post(body, {}, APP_ROUTE);
+      expect(answer.status).toBe(403);
+      await eventually(() => worker.logLines("tunnel").length > logged);
+      expect(worker.logLines<{ reason: string }>("tunnel").at(-1)!.reason).toBe("dsn_not_allowed");
+      expect(deliveredAs(body)).toBeUndefined();
+    });
+  });
+
+  describe("after the operator chose another route and retired an earlier one", () => {
+    const { ingest, worker } = useIngestAndWorker({ TUNNEL_ROUTE: "/k7q2x9", TUNNEL_RETIRED_ROUTES: "/a3f8c1" }, UNLIMITED);
+    beforeEach(() => ingest.reset());
+    const deliveredAs = (body: Buffer) => ingest.deliveries.find((delivery) => delivery.body.equals(body))?.url;
+
+    it("gives new pages the chosen route", async () => {
+      expect(await pageSees(worker.fetch)).toEqual({ tunnel: "/k7q2x9", reportUri: "/k7q2x9/csp" });
+    });
+
+    it("still delivers what pages loaded before the change post: the retired route, the default it replaced, and the original", async () => {
+      for (const path of ["/k7q2x9", "/a3f8c1", APP_ROUTE, APP_TUNNEL]) {
+        const { body } = buildEnvelope();
+        expect((await worker.post(body, {}, path)).status, path).toBe(200);
+        expect(deliveredAs(body), path).toBe("/api/4502/envelope/?hsts=0");
+      }
+      // A route never configured is a page path like any other: Remix's 405 for a page without an action.
+      const { body } = buildEnvelope();
+      const unknown = await worker.post(body, {}, "/b4e9d2");
+      expect(unknown.status).toBe(405);
+      expect(deliveredAs(body)).toBeUndefined();
+    });
+  });
+
+  it("gives the page the original URL when the operator chose /monitoring", async () => {
+    const worker = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_ROUTE: "/monitoring" });
+    try {
+      expect(await pageSees(worker.fetch)).toEqual({ tunnel: APP_TUNNEL, reportUri: "/monitoring/security-report" });
+    } finally {
+      await worker.dispose();
+    }
+  });
+
+  it.each([
+    ["/sentry-example-page", 'holds "sentry"'],
+    ["/build/x", "would shadow /build/"],
+    ["/k7q2x9?x=1", "one to four segments"],
+  ])("does not start with TUNNEL_ROUTE=%s, and says why", async (route, problem) => {
+    const refusal = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_ROUTE: route }).then(
+      async (started) => {
+        await started.dispose();
+        return "it started";
+      },
+      (error: Error) => error.message,
+    );
+    expect(refusal).toContain("TUNNEL_ROUTE ");
+    expect(refusal).toContain(problem);
+  });
+});
