@@ -10,6 +10,9 @@ import { NonceProvider } from "./security/nonce";
 import { newNonce, pageSecurityHeaders } from "./security/page-security.server";
 import { reportPathOf } from "./tunnel";
 
+/** Pages and their data: for this visitor, and for now. */
+const PRIVATE = "private, no-store";
+
 /** Deferred data still pending after this is rejected, so a stalled render cannot hold the connection. */
 const ABORT_DELAY_MS = 5_000;
 
@@ -54,11 +57,14 @@ export default async function handleRequest(
   const security = pageSecurityHeaders(nonce, reportUrl, config.connectOrigins, { development: config.sentry.environment === "development" });
   for (const [name, value] of Object.entries(security)) responseHeaders.set(name, value);
   responseHeaders.set("Content-Type", "text/html; charset=utf-8");
+  // Each page carries this response's nonce and the visitor's own trace: no shared cache may keep it.
+  responseHeaders.set("Cache-Control", PRIVATE);
   return new Response(body, { headers: responseHeaders, status });
 }
 
 /** Loader and action data as JSON: never sniffed as anything else. */
 export const handleDataRequest: HandleDataRequestFunction = (response) => {
   response.headers.set("X-Content-Type-Options", "nosniff");
+  response.headers.set("Cache-Control", PRIVATE);
   return response;
 };

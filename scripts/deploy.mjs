@@ -68,13 +68,8 @@ function loggedIn() {
  * them when it starts, so a bad one is refused here, with its name, instead of after the upload.
  */
 async function workerConfigProblem() {
-  const config = unstable_readConfig({ config: "wrangler.toml" });
-  const vars = { ...config.vars };
-  for (let index = 0; index < passed.length; index += 1) {
-    const value = passed[index] === "--var" ? passed[index + 1] : passed[index].startsWith("--var=") ? passed[index].slice(6) : undefined;
-    const colon = value?.indexOf(":") ?? -1;
-    if (value && colon > 0) vars[value.slice(0, colon)] = value.slice(colon + 1);
-  }
+  const config = unstable_readConfig({ config: optionOf(["--config", "-c"]) ?? "wrangler.toml", env: optionOf(["--env", "-e"]) });
+  const vars = { ...config.vars, ...passedVars() };
   let output = "";
   const miniflare = new Miniflare({
     modules: [{ type: "ESModule", path: "build/index.js" }],
@@ -94,6 +89,35 @@ async function workerConfigProblem() {
   } finally {
     await miniflare.dispose().catch(() => {});
   }
+}
+
+/** The value of an option as wrangler reads it: `--name value` or `--name=value`, the last one winning. */
+function optionOf(names) {
+  let value;
+  for (let index = 0; index < passed.length; index += 1) {
+    const [name, inline] = passed[index].split(/=(.*)/s);
+    if (names.includes(name)) value = inline ?? passed[index + 1];
+  }
+  return value;
+}
+
+/**
+ * `--var NAME:VALUE`, as wrangler takes it: an array option, so one `--var` takes every value up
+ * to the next option (`--var A:1 B:2`), and `--var=A:1` takes one.
+ */
+function passedVars() {
+  const vars = {};
+  const add = (value) => {
+    const colon = value.indexOf(":");
+    if (colon > 0) vars[value.slice(0, colon)] = value.slice(colon + 1);
+  };
+  let taking = false;
+  for (const arg of passed) {
+    if (arg.startsWith("--var=")) add(arg.slice("--var=".length));
+    if (arg.startsWith("-")) taking = arg === "--var";
+    else if (taking) add(arg);
+  }
+  return vars;
 }
 
 function run(command, args) {

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -40,6 +40,25 @@ describe("npm run deploy, before anything is uploaded", () => {
       'Configuration: TUNNEL_ROUTE holds "sentry", a word that generic ad-blocker rules block on: choose a neutral path, got "/api/sentry-tunnel"',
       "Nothing was deployed or uploaded.",
     ]);
+  });
+
+  it("reads every value of one --var, as wrangler does", { timeout: 20_000 }, () => {
+    const { status, lines } = deploy(["--var", "SENTRY_ENVIRONMENT:staging", "TUNNEL_ROUTE:/build/x"], { CLOUDFLARE_API_TOKEN: "token" });
+    expect(status).toBe(1);
+    expect(lines[0]).toBe('Configuration: TUNNEL_ROUTE would shadow /build/, where the app\'s scripts are served, got "/build/x"');
+  });
+
+  it("checks the variables of the --env the deploy is for", { timeout: 20_000 }, () => {
+    // Wrangler's environments do not inherit [vars]: the staging section's are the ones deployed.
+    const config = join(root, ".cache/wrangler-with-env.toml");
+    mkdirSync(join(root, ".cache"), { recursive: true });
+    writeFileSync(config, `${readFileSync(join(root, "wrangler.toml"), "utf8")}\n[env.staging.vars]\nTUNNEL_TIMEOUT_MS = "soon"\n`);
+    for (const args of [["--env", "staging"], ["--env=staging"], ["-e", "staging"]]) {
+      const { status, lines } = deploy([...args, "--config", config], { CLOUDFLARE_API_TOKEN: "token" });
+      expect(status, args.join(" ")).toBe(1);
+      // After wrangler's own warning that the section redeclares no bindings.
+      expect(lines, args.join(" ")).toContain('Configuration: TUNNEL_TIMEOUT_MS must be a whole number above 0, got "soon"');
+    }
   });
 
   // The Worker started to check its variables, then wrangler's dry run: some 3 s alone, 6 s beside the Worker tests.

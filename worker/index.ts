@@ -5,10 +5,11 @@ import { withSentry } from "@sentry/cloudflare";
 import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
-import { workerSentryOptions } from "../app/monitoring/worker-options.server";
-import { createClientLimiter, createTunnelWorker } from "../app/tunnel";
+import { createTunnelWorker } from "../app/tunnel";
+import { crossSiteRefusal } from "./cross-site";
 import { withOwnTrace } from "./own-trace";
 import { pagePathsOf } from "./page-paths";
+import { workerReporting } from "./reporting";
 import { reportTunnelBug } from "./report-tunnel-bug";
 
 /**
@@ -20,15 +21,16 @@ const config = readConfig(startupEnv, pagePathsOf((build as unknown as ServerBui
 /** The one tunnel of this isolate, and its spool: the entry below and the Remix route both answer with it. */
 const tunnel = createTunnelWorker(config.tunnel, startupEnv, {
   background: waitUntil,
-  reportError: (error, request) => reportTunnelBug(workerSentryOptions(config), error, request),
+  reportError: (error, request) => reportTunnelBug(reporting.options(), error, request),
 });
 
 /**
- * The tunnel's per-client limit, for what else a client can make the Worker report: the
- * self-test's errors and sampled traces the client claims. The same binding and key, so one count.
+ * The Worker's own SDK, every report held to its client's share: the tunnel's per-client limit,
+ * which also bounds the self-test's presses and sampled traces the client claims. The same
+ * binding and key as the tunnel's, so one count.
  */
-const clientAllowed = createClientLimiter(startupEnv.TUNNEL_RATE_LIMITER, config.tunnel.rateLimitPeriodSeconds);
-const clientMayReport = (request: Request) => clientAllowed(request.headers.get("cf-connecting-ip"));
+const reporting = workerReporting(config, startupEnv.TUNNEL_RATE_LIMITER, tunnel.reports);
+const { clientMayReport } = reporting;
 
 // Said once per isolate, so that an operator sees a missing spool before an outage does.
 console.log(
@@ -44,7 +46,7 @@ console.log(
 
 const handleRemixRequest = createRequestHandler(instrumentBuild(build as unknown as ServerBuild), build.mode);
 
-const app = withSentry(() => workerSentryOptions(config), {
+const app = withSentry(reporting.options, {
   fetch(request, env, ctx) {
     return handleRemixRequest(request, {
       env,
@@ -63,7 +65,10 @@ export default {
     // text bodies) and Remix's router: they are most of the traffic, and none of that serves
     // them. Every spelling of every route comes here, so none of them is ever traced.
     if (tunnel.serves(new URL(request.url).pathname)) return tunnel.fetch(request);
-    return app.fetch!(await withOwnTrace(request, config.sentry, clientMayReport), env, ctx);
+    // Another site's request to change something is answered before anything can report it.
+    const refusal = crossSiteRefusal(request);
+    if (refusal) return refusal;
+    return app.fetch!(withOwnTrace(request, config.sentry), env, ctx);
   },
   queue(batch) {
     return tunnel.queue(batch);

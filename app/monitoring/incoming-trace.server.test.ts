@@ -26,14 +26,14 @@ describe("ownTrace", () => {
   it("decides from the client's sample_rand against the Worker's own rate, whatever the client's flag says", () => {
     const below = ownTrace(`${TRACE_ID}-${SPAN_ID}-0`, "sentry-sample_rand=0.1", OWN);
     const above = ownTrace(`${TRACE_ID}-${SPAN_ID}-1`, "sentry-sample_rand=0.9,sentry-sample_rate=1,sentry-sampled=true", OWN);
-    expect(below).toMatchObject({ kind: "continued", sentryTrace: `${TRACE_ID}-${SPAN_ID}-1`, sampled: true, claimed: true });
-    expect(above).toMatchObject({ kind: "continued", sentryTrace: `${TRACE_ID}-${SPAN_ID}-0`, sampled: false, claimed: true });
+    expect(below).toMatchObject({ kind: "continued", sentryTrace: `${TRACE_ID}-${SPAN_ID}-1`, sampled: true });
+    expect(above).toMatchObject({ kind: "continued", sentryTrace: `${TRACE_ID}-${SPAN_ID}-0`, sampled: false });
   });
 
   it("draws afresh when the client gives no usable sample_rand", () => {
     for (const baggage of [null, "sentry-sample_rand=1", "sentry-sample_rand=-0.1", "sentry-sample_rand=1e-9", "sentry-sample_rand=NaN", `sentry-sample_rand=0.1,${"x".repeat(9000)}`]) {
-      expect(ownTrace(`${TRACE_ID}-${SPAN_ID}-1`, baggage, OWN, () => 0.5)).toMatchObject({ sampled: false, claimed: false });
-      expect(ownTrace(`${TRACE_ID}-${SPAN_ID}-1`, baggage, OWN, () => 0.1)).toMatchObject({ sampled: true, claimed: false });
+      expect(ownTrace(`${TRACE_ID}-${SPAN_ID}-1`, baggage, OWN, () => 0.5)).toMatchObject({ sampled: false });
+      expect(ownTrace(`${TRACE_ID}-${SPAN_ID}-1`, baggage, OWN, () => 0.1)).toMatchObject({ sampled: true });
     }
   });
 

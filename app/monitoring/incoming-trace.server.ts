@@ -12,12 +12,11 @@ export interface OwnTraceSettings {
  * - `absent`: no `sentry-trace`, so the SDK starts a trace of its own; nothing to change.
  * - `dropped`: a `sentry-trace` that is not one; both headers go, and a new trace starts.
  * - `continued`: the client's trace and span ids, with the Worker's own decision and settings.
- *   `claimed` says that the decision rests on the client's `sample_rand`, which a client can forge.
  */
 export type IncomingTrace =
   | { kind: "absent" }
   | { kind: "dropped" }
-  | { kind: "continued"; sentryTrace: string; baggage: string; sampled: boolean; claimed: boolean };
+  | { kind: "continued"; sentryTrace: string; baggage: string; sampled: boolean };
 
 /** Trace and parent span id, lower-case hex as the SDKs write them, and an optional decision. */
 const SENTRY_TRACE = /^[ \t]*([0-9a-f]{32})-([0-9a-f]{16})(?:-[01])?[ \t]*$/;
@@ -64,7 +63,6 @@ export function ownTrace(
       .map(([key, value]) => `sentry-${key}=${encodeURIComponent(value)}`)
       .join(","),
     sampled,
-    claimed: claimedRand !== undefined,
   };
 }
 

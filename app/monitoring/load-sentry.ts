@@ -15,7 +15,7 @@ export function loadSentry(): Promise<SentryChunk | undefined> {
     const settings = readMonitoringSettings();
     if (!settings) return undefined;
     const sentry = await import("./sdk.client");
-    sentry.startSentry(settings, window.__takeEarlyErrors?.() ?? []);
+    sentry.startSentry(settings, window.__takeEarlyErrors?.() ?? { errors: [], dropped: 0 });
     loaded = sentry;
     // For whoever waits on monitoring: the tests, a developer in the console.
     document.documentElement.dataset.monitoring = "started";

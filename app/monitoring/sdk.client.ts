@@ -4,14 +4,14 @@
  * came is captured here with its own stack and time.
  */
 import { useLocation, useMatches } from "@remix-run/react";
-import { browserTracingIntegration, captureException, captureRemixErrorBoundaryError, init, lastEventId, logger, withScope, withSentry } from "@sentry/remix";
+import { browserTracingIntegration, captureException, captureRemixErrorBoundaryError, getClient, init, lastEventId, logger, withScope, withSentry } from "@sentry/remix";
 import { useEffect } from "react";
 
 import { BROWSER_TRACING_TIMEOUTS, browserSentryOptions, type BrowserMonitoringSettings } from "./browser-options";
-import type { EarlyError } from "./early-errors";
+import type { EarlyErrors } from "./early-errors";
 import { offlineObservedTransport } from "./observed-transport.client";
 
-export function startSentry(settings: BrowserMonitoringSettings, earlyErrors: readonly EarlyError[]): void {
+export function startSentry(settings: BrowserMonitoringSettings, earlyErrors: EarlyErrors): void {
   init({
     ...browserSentryOptions(settings, window.location.origin),
     transport: offlineObservedTransport,
@@ -19,7 +19,9 @@ export function startSentry(settings: BrowserMonitoringSettings, earlyErrors: re
     // meta tags, however late this runs; web vitals are read from buffered performance entries.
     integrations: [browserTracingIntegration({ useEffect, useLocation, useMatches, ...BROWSER_TRACING_TIMEOUTS })],
   });
-  for (const { error, at, rejection } of earlyErrors) {
+  // Counted as the SDK counts its own buffer's overflow: in the client report it sends when the page is hidden.
+  if (earlyErrors.dropped > 0) getClient()?.recordDroppedEvent("queue_overflow", "error", earlyErrors.dropped);
+  for (const { error, at, rejection } of earlyErrors.errors) {
     withScope((scope) => {
       scope.addEventProcessor((event) => ({ ...event, timestamp: at }));
       captureException(error, { mechanism: { type: rejection ? "onunhandledrejection" : "onerror", handled: false } });

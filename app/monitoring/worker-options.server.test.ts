@@ -49,13 +49,37 @@ describe("workerSentryOptions", () => {
     expect(workerSentryOptions(readConfig({ SENTRY_DSN: "https://k@o11.ingest.us.sentry.io/21" })).tunnel).toBeUndefined();
   });
 
-  it("filters redirects and not-found transactions as the browser does, and scrubs what it keeps", () => {
+  it("filters redirects and not-found transactions as the browser does, and scrubs what it keeps", async () => {
     const redirect = new Response(null, { status: 302 });
-    expect(options.beforeSend!({ type: undefined, message: "redirect" }, { originalException: redirect })).toBeNull();
-    expect(options.beforeSendTransaction!({ type: "transaction", contexts: { trace: { status: "not_found" } } } as TransactionEvent, {})).toBeNull();
+    expect(await options.beforeSend!({ type: undefined, message: "redirect" }, { originalException: redirect })).toBeNull();
+    expect(await options.beforeSendTransaction!({ type: "transaction", contexts: { trace: { status: "not_found" } } } as TransactionEvent, {})).toBeNull();
     const withSecret = { type: undefined, message: "boom", request: { headers: { authorization: "Basic c2VjcmV0", accept: "text/html" } } };
-    expect(options.beforeSend!(withSecret, {})).toMatchObject({ request: { headers: { accept: "text/html" } } });
+    expect(await options.beforeSend!(withSecret, {})).toMatchObject({ request: { headers: { accept: "text/html" } } });
     expect(JSON.stringify(withSecret)).not.toContain("c2VjcmV0");
+  });
+
+  it("asks the gate for each report made on behalf of a request's client, after the filters, and for no other", async () => {
+    const asked: string[] = [];
+    const gated = workerSentryOptions(readConfig({ SENTRY_DSN: "https://k@o11.ingest.us.sentry.io/21" }), {
+      admits: async (address, category) => {
+        asked.push(`${category} ${address}`);
+        return address !== "203.0.113.9";
+      },
+    });
+    const onBehalfOf = (address: string | undefined) => {
+      const headers: Record<string, string> = address ? { "cf-connecting-ip": address } : {};
+      return { type: undefined, message: "boom", sdkProcessingMetadata: { normalizedRequest: { headers } } };
+    };
+    expect(await gated.beforeSend!(onBehalfOf("203.0.113.8"), {})).toMatchObject({ message: "boom" });
+    expect(await gated.beforeSend!(onBehalfOf("203.0.113.9"), {})).toBeNull();
+    expect(await gated.beforeSend!(onBehalfOf(undefined), {})).toMatchObject({ message: "boom" });
+    // No request behind it (a queue's event): nobody's share.
+    expect(await gated.beforeSend!({ type: undefined, message: "from a queue" }, {})).toMatchObject({ message: "from a queue" });
+    // A redirect is filtered before the gate: it costs nothing.
+    expect(await gated.beforeSend!(onBehalfOf("203.0.113.8"), { originalException: new Response(null, { status: 302 }) })).toBeNull();
+    const transaction = { ...onBehalfOf("203.0.113.9"), type: "transaction" } as TransactionEvent;
+    expect(await gated.beforeSendTransaction!(transaction, {})).toBeNull();
+    expect(asked).toEqual(["error 203.0.113.8", "error 203.0.113.9", "error null", "transaction 203.0.113.9"]);
   });
 
   it("does not read request bodies, nor turn console lines into breadcrumbs", () => {

@@ -6,7 +6,7 @@ import { useState, type ReactNode } from "react";
 import { ErrorReference } from "../monitoring/error-reference";
 import { startedSentry } from "../monitoring/load-sentry";
 import { currentSendSequence, useObservedSends, type ObservedSend } from "../monitoring/observed-sends";
-import { admitSelfTest, selfTestHeaders } from "../monitoring/self-test.server";
+import { admitSelfTest, selfTestHeaders, selfTestIntent } from "../monitoring/self-test.server";
 import { NotFoundPage } from "../pages/not-found";
 
 export const meta: MetaFunction = () => [{ title: "Self-test · Edge Monitoring Tunnel" }];
@@ -25,7 +25,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
 /** The server side of the self-test: a failing action, and a redirect thrown as Remix code does. */
 export async function action({ request, context }: ActionFunctionArgs) {
   await admitSelfTest(context, request, { reports: false });
-  const intent = (await request.formData()).get("intent");
+  const intent = await selfTestIntent(request);
   if (intent === "server-error") {
     await admitSelfTest(context, request, { reports: true });
     throw new Error("Self-test: an error thrown in a server action");

@@ -18,5 +18,5 @@ export { createSpool, type SpooledEnvelope } from "./spool/store.server";
 export { createSpoolConsumer } from "./spool/consumer.server";
 export { DEAD_LETTER_QUEUE } from "./spool/dead-letters.server";
 export type { SpoolStats } from "./spool/stats.server";
-export { createClientReports } from "./upstream/client-reports.server";
+export { createClientReports, type ClientReports } from "./upstream/client-reports.server";
 export { SentryLimits } from "./upstream/sentry-limits.server";

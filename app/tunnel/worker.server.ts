@@ -5,7 +5,7 @@ import { createDeadLetterConsumer, DEAD_LETTER_QUEUE } from "./spool/dead-letter
 import { SpoolStats } from "./spool/stats.server";
 import type { SpooledEnvelope } from "./spool/store.server";
 import { createTunnel, type Tunnel } from "./tunnel.server";
-import { createClientReports } from "./upstream/client-reports.server";
+import { createClientReports, type ClientReports } from "./upstream/client-reports.server";
 import { SentryLimits } from "./upstream/sentry-limits.server";
 
 export interface TunnelWorkerOptions {
@@ -24,6 +24,8 @@ export interface TunnelWorker {
   queue(batch: MessageBatch<unknown>): Promise<void>;
   /** What this isolate stored and delivered; `undefined` without the spool. */
   spoolStats: SpoolStats | undefined;
+  /** The isolate's client reports, for what else the Worker drops on a client's account. */
+  reports: ClientReports;
 }
 
 /**
@@ -51,5 +53,6 @@ export function createTunnelWorker(settings: TunnelSettings, env: TunnelEnv, opt
       return deliver(batch);
     },
     spoolStats: bindings.spool ? stats : undefined,
+    reports,
   };
 }

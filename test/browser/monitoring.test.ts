@@ -160,6 +160,58 @@ describe("monitoring in Chromium, through the tunnel", () => {
     await page.close();
   });
 
+  it("keeps at most 30 errors until the SDK loads, hands them over, and counts the rest as dropped", async () => {
+    const page = await newVisitor(browser);
+    await page.addInitScript(() => {
+      window.addEventListener("DOMContentLoaded", () => {
+        for (let index = 1; index <= 40; index += 1) {
+          setTimeout(() => {
+            throw new Error(`early error ${index}`);
+          });
+        }
+      });
+    });
+    await open("/", page);
+    const early = () => tunnelEvents().filter((event) => JSON.stringify(event.exception).includes("early error"));
+    await eventually(() => early().length === 30, 15_000);
+    expect(early().map((event) => event.exception!.values[0]!.value)).toContain("early error 30");
+    await page.evaluate(() => {
+      Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
+      document.dispatchEvent(new Event("visibilitychange"));
+    });
+    type ClientReport = { discarded_events?: { reason: string; category: string; quantity: number }[] };
+    const overflow = () =>
+      payloads<ClientReport>(viaTunnel(), "client_report")
+        .flatMap((report) => report.discarded_events ?? [])
+        .filter((discarded) => discarded.reason === "queue_overflow" && discarded.category === "error")
+        .reduce((sum, discarded) => sum + discarded.quantity, 0);
+    await eventually(() => overflow() === 10, 15_000);
+    expect(early()).toHaveLength(30);
+    await page.close();
+  });
+
+  it("holds at most 30 errors, whatever is thrown, on a page whose SDK never loads", async () => {
+    const page = await newVisitor(browser);
+    await page.route("**/build/_shared/sdk.client-*.js", (route) => route.abort("blockedbyclient"));
+    await page.goto(`${server.origin}/`, { waitUntil: "load" });
+    await page.waitForFunction(() => "__remixRouter" in window);
+    const held = await page.evaluate(async () => {
+      for (let index = 0; index < 5_000; index += 1) {
+        setTimeout(() => {
+          throw new Error(`thrown ${index}`);
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const taken = window.__takeEarlyErrors!();
+      return { errors: taken.errors.length, dropped: taken.dropped };
+    });
+    expect(held.errors).toBe(30);
+    // The 5,000, and the failed load of the SDK's chunk itself.
+    expect(held.errors + held.dropped).toBeGreaterThanOrEqual(5_000);
+    await page.close();
+  });
+
   it("reports an error thrown while the page hydrates, and shows its reference", async () => {
     const page = await newVisitor(browser);
     await page.goto(`${server.origin}/sentry-example-page?fail=hydration`, { waitUntil: "load" });
