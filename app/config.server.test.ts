@@ -41,6 +41,11 @@ describe("readConfig", () => {
     expect(readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/monitoring" }).tunnel.routes).toEqual(["/monitoring", derived.route]);
   });
 
+  it("asks for TUNNEL_ROUTE when the app's pages claim every path it could be given by default", () => {
+    expect(() => readConfig({ SENTRY_DSN: DSN }, ["/", "/:slug"])).toThrow(/^TUNNEL_ROUTE must be set/);
+    expect(readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/a/k7q2x9" }, ["/", "/:slug"]).tunnel.routes).toEqual(["/a/k7q2x9", "/monitoring"]);
+  });
+
   it.each([
     ["TUNNEL_ROUTE", "/monitoring?o=1&p=2", "one to four segments"],
     ["TUNNEL_ROUTE", "/build/x", "would shadow /build/"],

@@ -121,6 +121,9 @@ function tunnelRoutes(env: Partial<ConfigEnv>, ownDsn: Dsn | undefined, pages: r
   };
   const derived = ownDsn && derivedRoute(ownDsn.text, pages);
   const chosen = text(env.TUNNEL_ROUTE);
+  if (chosen === "" && ownDsn && !derived) {
+    throw new ConfigError("TUNNEL_ROUTE", "must be set: the app's pages claim every path it could be given by default");
+  }
   const route = chosen === "" ? (derived ?? TUNNEL_PATH) : checked("TUNNEL_ROUTE", chosen);
   const retired = list(env.TUNNEL_RETIRED_ROUTES).map((value) => checked("TUNNEL_RETIRED_ROUTES", value));
   return { route, routes: [...new Set([route, ...(derived ? [derived] : []), ...retired, TUNNEL_PATH])] };

@@ -25,9 +25,9 @@ const tunnel = createTunnelWorker(config.tunnel, startupEnv, {
 });
 
 /**
- * The Worker's own SDK, every report held to its client's share: the tunnel's per-client limit,
- * which also bounds the self-test's presses and sampled traces the client claims. The same
- * binding and key as the tunnel's, so one count.
+ * The Worker's own SDK, every report held to its client's share (decision 017): the tunnel's
+ * per-client limit, which also answers the self-test's presses. The same binding and key as the
+ * tunnel's, so one count.
  */
 const reporting = workerReporting(config, startupEnv.TUNNEL_RATE_LIMITER, tunnel.reports);
 const { clientMayReport } = reporting;

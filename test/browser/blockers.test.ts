@@ -98,8 +98,11 @@ describe("past the blockers: uBlock Origin's default lists in real filter engine
     console.log(`blockers: ${[...new Set(paths)].length} URLs the self-test used, each passed by both engines:\n  ${[...new Set(paths)].join("\n  ")}`);
     const blocked = own.filter((request) => blockedBy(request).length > 0).map((request) => request.url);
     expect(blocked).toEqual([]);
-    // Nothing in them that generic rules key on: the route, its report path and the SDK's chunk.
-    for (const path of paths.filter((candidate) => !candidate.includes("sentry-example-page"))) {
+    // Nothing that generic rules key on in what carries monitoring data or loads code: the route,
+    // its report path, and every script but the self-test page's own (named as Sentry names it).
+    const monitoringAndCode = paths.filter((path) => path.includes(APP_ROUTE) || (path.startsWith("script /build/") && !path.includes("sentry-example-page")));
+    expect(monitoringAndCode.length).toBeGreaterThan(5);
+    for (const path of monitoringAndCode) {
       expect(path).not.toMatch(/monitoring|sentry|tunnel|telemetry|track|collect|log|metrics|beacon|analytics|events|envelope|[?&][opr]=/);
     }
 

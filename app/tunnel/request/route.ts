@@ -60,15 +60,21 @@ function shadows(path: string, pattern: string): boolean {
 
 /**
  * The default route, derived from the app's DSN: different for every install, meaningless to a
- * filter list, and the same across deploys for as long as the DSN is. The derivation must never
- * change: a page loaded before a deploy posts to the route it was given.
+ * filter list, and the same across deploys for as long as the DSN is; `undefined` when the app's
+ * pages claim every candidate. The derivation must never change: a page loaded before a deploy
+ * posts to the route it was given.
  */
-export function derivedRoute(dsn: string, pages: readonly string[]): string {
-  for (let salt = 0; ; salt += 1) {
+export function derivedRoute(dsn: string, pages: readonly string[]): string | undefined {
+  // A flagged word turns up in about one candidate in 5,000; only pages such as `/:slug` can
+  // claim every candidate, and then the operator has to choose.
+  for (let salt = 0; salt < MAX_SALTS; salt += 1) {
     const candidate = `/${fnv1a64(`${salt}\n${dsn}`).toString(36).padStart(13, "0").slice(-10)}`;
     if (candidate !== TUNNEL_PATH && routeProblem(candidate, pages) === undefined) return candidate;
   }
+  return undefined;
 }
+
+const MAX_SALTS = 16;
 
 /** FNV-1a, 64 bits: stable, synchronous, and enough to tell installs apart. Not a secret. */
 function fnv1a64(text: string): bigint {
