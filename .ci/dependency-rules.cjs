@@ -1,15 +1,16 @@
 /**
  * The tunnel's layering, checked by dependency-cruiser in `npm run typecheck` (decision 012).
  * Inside `app/tunnel/`, each folder imports only itself and the folders below it:
- *   root (the tunnel, its stages and answers) → spool/ → upstream/ → request/ → shared/
+ *   root (the tunnel, its stages and answers) → spool/ → upstream/ → envelope/ → request/ → shared/
  * Outside it, everything goes through `app/tunnel/index.ts`. No import cycle anywhere.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 const below = {
   shared: "shared",
   request: "request|shared",
-  upstream: "upstream|request|shared",
-  spool: "spool|upstream|request|shared",
+  envelope: "envelope|request|shared",
+  upstream: "upstream|envelope|request|shared",
+  spool: "spool|upstream|envelope|request|shared",
 };
 
 module.exports = {

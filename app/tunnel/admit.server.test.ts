@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 
 import { readConfig } from "../config.server";
 import { admit, createGate } from "./admit.server";
-import { compileAllowList } from "./request/dsn-policy.server";
+import { compileAllowList } from "./upstream/allow-list.server";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 const APP = "https://app.example.com";

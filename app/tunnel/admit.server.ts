@@ -2,11 +2,10 @@ import { tunnelAnswer, type Answer } from "./answers.server";
 import type { TunnelLogLine } from "./log-line.server";
 import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.server";
 import { PREFLIGHT_HEADERS } from "./request/cors.server";
-import { allowedQueries, type DsnAllowList } from "./request/dsn-policy.server";
+import { allowedQueries, type DsnAllowList } from "./upstream/allow-list.server";
 import { TUNNEL_PATH, tunnelPaths, type TunnelPaths } from "./request/path";
-import { parseTunnelQuery, queryOf, type TunnelQuery } from "./request/query.server";
-import { securityEndpointFor } from "./request/security-report.server";
-import { projectOf } from "./request/upstream-target.server";
+import { parseTunnelQuery, type TunnelQuery } from "./request/query.server";
+import { projectOf, queryOf, securityEndpointFor } from "./upstream/ingest.server";
 import type { TunnelRuntime, TunnelSettings } from "./settings.server";
 import { TUNNEL_RESPONSE_HEADERS } from "./upstream/header-policy.server";
 

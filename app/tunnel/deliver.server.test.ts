@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { readConfig } from "../config.server";
 import { createDelivery, deliver } from "./deliver.server";
 import { receiveEnvelope } from "./receive.server";
-import { compileAllowList } from "./request/dsn-policy.server";
+import { compileAllowList } from "./upstream/allow-list.server";
 import type { TunnelRuntime } from "./settings.server";
 import { Deadline } from "./shared/deadline.server";
 import { SpoolStats } from "./spool/stats.server";

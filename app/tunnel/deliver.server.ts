@@ -1,9 +1,9 @@
 import { sentryAnswer, tunnelAnswer, type Answer } from "./answers.server";
 import type { ReceivedEnvelope } from "./receive.server";
-import type { DsnAllowList } from "./request/dsn-policy.server";
-import { envelopeItemTypes } from "./request/envelope-items.server";
+import type { DsnAllowList } from "./upstream/allow-list.server";
+import { envelopeItemTypes } from "./envelope/items.server";
 import type { TunnelRuntime, TunnelSettings } from "./settings.server";
-import { joinChunks, type BodyChunk } from "./shared/body.server";
+import { joinChunks, pipeAfter, type BodyChunk } from "./shared/body.server";
 import { earlyEnd, type Deadline } from "./shared/deadline.server";
 import { SPOOL_BUDGET_PERIOD_SECONDS } from "./spool/budget.server";
 import type { SpoolBody, SpooledEnvelope } from "./spool/store.server";
@@ -145,11 +145,6 @@ async function storeInSpool(body: SpoolBody, { stored, clientIp, plain }: Shipme
  */
 function prefixed(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, length: number): ReadableStream<Uint8Array> {
   const { readable, writable } = new FixedLengthStream(length);
-  void (async () => {
-    const writer = writable.getWriter();
-    for (const chunk of consumed) await writer.write(chunk);
-    writer.releaseLock();
-    await rest.pipeTo(writable);
-  })().catch((error: unknown) => writable.abort(error).catch(() => {}));
+  pipeAfter(consumed, rest, writable).catch((error: unknown) => writable.abort(error).catch(() => {}));
   return readable;
 }

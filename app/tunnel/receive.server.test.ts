@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 
 import { readConfig } from "../config.server";
 import { receiveEnvelope } from "./receive.server";
-import { compileAllowList } from "./request/dsn-policy.server";
+import { compileAllowList } from "./upstream/allow-list.server";
 import { Deadline } from "./shared/deadline.server";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";

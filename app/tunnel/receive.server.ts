@@ -1,8 +1,9 @@
 import { tunnelAnswer, type Answer, type TunnelAnswerCode } from "./answers.server";
 import { contentEncodingOf, isUnrecognisedCoding, type ContentEncoding } from "./request/content-encoding.server";
-import { checkEnvelopeDsn, type DsnAllowList } from "./request/dsn-policy.server";
-import { readEnvelopeHead, type EnvelopeHead, type HeadResult } from "./request/envelope-head.server";
-import { queryOf, type TunnelQuery } from "./request/query.server";
+import { checkEnvelopeDsn, type DsnAllowList } from "./upstream/allow-list.server";
+import { readEnvelopeHead, type EnvelopeHead, type HeadResult } from "./envelope/head.server";
+import type { TunnelQuery } from "./request/query.server";
+import { queryOf } from "./upstream/ingest.server";
 import { wholeBody, type BodyChunk } from "./shared/body.server";
 import { earlyEnd, type Deadline, type EarlyEnd } from "./shared/deadline.server";
 

@@ -1,6 +1,6 @@
 import type { TunnelLogLine } from "./log-line.server";
-import type { OwnProject } from "./request/security-report.server";
-import type { Dsn } from "./shared/dsn.server";
+import type { OwnProject } from "./upstream/ingest.server";
+import type { Dsn } from "./upstream/dsn.server";
 import { createSpoolBudget, type SpoolBudget } from "./spool/budget.server";
 import type { SpoolStats } from "./spool/stats.server";
 import { createSpool, type Spool, type SpooledEnvelope } from "./spool/store.server";

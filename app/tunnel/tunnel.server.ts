@@ -5,7 +5,7 @@ import { forwardSecurityReport } from "./forward-report.server";
 import { logToConsole, NO_FACTS, recordRequest, type Recorder, type RequestFacts } from "./log-line.server";
 import { receiveEnvelope } from "./receive.server";
 import { corsHeadersFor } from "./request/cors.server";
-import { compileAllowList, type DsnAllowList } from "./request/dsn-policy.server";
+import { compileAllowList, type DsnAllowList } from "./upstream/allow-list.server";
 import type { TunnelRuntime, TunnelSettings } from "./settings.server";
 import { Deadline } from "./shared/deadline.server";
 

@@ -1,5 +1,3 @@
-import type { ProjectIdentity } from "./upstream-target.server";
-
 /** The tunnel's query, `?o=<org>&p=<project>[&r=<region>]`, after its shape was checked. */
 export interface TunnelQuery {
   org: string | undefined;
@@ -29,9 +27,4 @@ export function parseTunnelQuery(search: URLSearchParams): TunnelQuery | undefin
   if (org !== undefined && !DIGITS.test(org)) return undefined;
   if (region !== undefined && !REGION.test(region)) return undefined;
   return { org, project, region };
-}
-
-/** A project as the tunnel's query names it: what the log line says an envelope was for. */
-export function queryOf({ org, region, projectId }: ProjectIdentity): TunnelQuery {
-  return { org, region, project: projectId };
 }

@@ -1,31 +1,11 @@
-import { joinChunks, type BodyChunk } from "../shared/body.server";
+import { readUpTo } from "../shared/body.server";
 import type { Deadline } from "../shared/deadline.server";
-import type { Dsn } from "../shared/dsn.server";
-import { ingestOriginOf } from "./upstream-target.server";
-
-/** Where browsers' Content-Security-Policy reports go: the app's own project, chosen by the Worker. */
-export interface OwnProject {
-  dsn: Dsn;
-  environment: string;
-  release: string;
-}
 
 /** A browser's report is a few hundred bytes; a batch of the Reporting API a few KiB. */
 export const MAX_SECURITY_REPORT_BYTES = 32 * 1024;
 
 /** `report-uri` sends the first, the Reporting API (`report-to`) the second; Sentry takes both. */
 const REPORT_MEDIA_TYPES = new Set(["application/csp-report", "application/reports+json"]);
-
-/**
- * Sentry's security endpoint for the app's own DSN. It authenticates by `sentry_key` in the query,
- * as Sentry's documentation gives it; environment and release are the Worker's own.
- * `upstreamOrigin` (development and tests) swaps scheme, host and port only.
- */
-export function securityEndpointFor({ dsn, environment, release }: OwnProject, upstreamOrigin: string | undefined): string {
-  const origin = ingestOriginOf(dsn, upstreamOrigin);
-  const query = new URLSearchParams({ sentry_key: dsn.publicKey, sentry_environment: environment, sentry_release: release });
-  return `${origin}/${dsn.path}api/${dsn.projectId}/security/?${query}`;
-}
 
 export type SecurityReportRead =
   | { ok: true; body: Uint8Array<ArrayBuffer>; mediaType: string }
@@ -42,25 +22,13 @@ export async function readSecurityReport(request: Request, deadline: Deadline): 
   if (declared > MAX_SECURITY_REPORT_BYTES) return { ok: false, reason: "envelope_too_large" };
   if (!request.body) return { ok: false, reason: "report_invalid" };
 
-  const reader = request.body.getReader();
-  const chunks: BodyChunk[] = [];
-  let length = 0;
+  let body: Uint8Array<ArrayBuffer> | undefined;
   try {
-    for (;;) {
-      const { done, value } = await deadline.race(reader.read());
-      if (done) break;
-      length += value.byteLength;
-      if (length > MAX_SECURITY_REPORT_BYTES) {
-        reader.cancel().catch(() => {});
-        return { ok: false, reason: "envelope_too_large" };
-      }
-      chunks.push(value);
-    }
+    body = await readUpTo(request.body, MAX_SECURITY_REPORT_BYTES, (read) => deadline.race(read));
   } catch {
-    reader.cancel().catch(() => {});
     return { ok: false, reason: deadline.state === "passed" ? "body_timeout" : "body_incomplete" };
   }
-  const body = joinChunks(chunks, length);
+  if (!body) return { ok: false, reason: "envelope_too_large" };
   const report = violationReport(body, mediaType);
   return report ? { ok: true, body: report, mediaType } : { ok: false, reason: "report_invalid" };
 }

@@ -27,3 +27,44 @@ export function joinChunks(chunks: readonly BodyChunk[], length: number): BodyCh
   }
   return whole;
 }
+
+/**
+ * Every chunk of `stream`, joined, or `undefined` as soon as they pass `limit` bytes: then the
+ * stream is cancelled and nothing more is read. `race` bounds each read (a deadline's race, say);
+ * when a read fails, the stream is cancelled and the error rethrown.
+ */
+export async function readUpTo(
+  stream: ReadableStream<BodyChunk>,
+  limit: number,
+  race: <T>(read: Promise<T>) => Promise<T> = (read) => read,
+): Promise<BodyChunk | undefined> {
+  const reader = stream.getReader();
+  const chunks: BodyChunk[] = [];
+  let length = 0;
+  try {
+    for (;;) {
+      const { done, value } = await race(reader.read());
+      if (done) return joinChunks(chunks, length);
+      length += value.byteLength;
+      if (length > limit) {
+        reader.cancel().catch(() => {});
+        return undefined;
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    reader.cancel().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Writes the chunks already read, then pipes the rest of the body after them: the whole body again,
+ * as one stream. Rejects as the pipe does; `options` are the pipe's.
+ */
+export async function pipeAfter(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, writable: WritableStream<BodyChunk>, options?: StreamPipeOptions): Promise<void> {
+  const writer = writable.getWriter();
+  for (const chunk of consumed) await writer.write(chunk);
+  writer.releaseLock();
+  await rest.pipeTo(writable, options);
+}

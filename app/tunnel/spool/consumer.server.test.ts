@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 
-import { parseDsn } from "../shared/dsn.server";
+import { parseDsn } from "../upstream/dsn.server";
 import type { ClientReports } from "../upstream/client-reports.server";
 import { SentryLimits } from "../upstream/sentry-limits.server";
 import { createSpoolConsumer } from "./consumer.server";

@@ -1,8 +1,8 @@
-import { checkEnvelopeDsn, compileAllowList, type DsnAllowList } from "../request/dsn-policy.server";
-import { envelopeItemTypes } from "../request/envelope-items.server";
+import { checkEnvelopeDsn, compileAllowList, type DsnAllowList } from "../upstream/allow-list.server";
+import { envelopeItemTypes } from "../envelope/items.server";
 import type { BodyChunk } from "../shared/body.server";
 import { Deadline } from "../shared/deadline.server";
-import type { Dsn } from "../shared/dsn.server";
+import type { Dsn } from "../upstream/dsn.server";
 import type { ClientReports, DiscardReason } from "../upstream/client-reports.server";
 import { discardedCategories } from "../upstream/client-reports.server";
 import { forwardWhole } from "../upstream/forward.server";

@@ -1,9 +1,13 @@
+import { MAX_HEADER_LINE_BYTES, NEWLINE } from "../envelope/header-line.server";
+import { Inflater } from "../envelope/inflate.server";
 import type { ContentEncoding } from "../request/content-encoding.server";
-import { joinChunks, type BodyChunk } from "../shared/body.server";
+import { joinChunks, readUpTo, wholeBody, type BodyChunk } from "../shared/body.server";
 
-const NEWLINE = 0x0a;
-/** As for the live tunnel: a header line longer than this is not read. */
-const MAX_HEADER_LINE_BYTES = 64 * 1024;
+/**
+ * Compressed bytes handed to the decompressor at a time: deflate expands at most about 1032:1, so
+ * a slice of a bomb inflates to some 4 MiB at most before the reader has looked at it.
+ */
+const INPUT_SLICE_BYTES = 4 * 1024;
 /** What a recompressed body may grow beyond the original and the shift: gzip's framing differs by encoder. */
 const FRAMING_SLACK_BYTES = 32;
 
@@ -63,14 +67,14 @@ function shiftedHeaderLine(line: BodyChunk, waitedMs: number): Uint8Array<ArrayB
  * the inflated envelope is never held whole, and workerd's own compression streams do the work.
  */
 async function recompressedWithShift(body: BodyChunk, encoding: "gzip" | "deflate", waitedMs: number, maxInflatedBytes: number): Promise<BodyChunk | undefined> {
-  const inflated = inflating(body, encoding);
+  const inflater = new Inflater(wholeBody(body), encoding, INPUT_SLICE_BYTES);
   try {
     // The header line, as far as the first newline.
     const start: BodyChunk[] = [];
     let startBytes = 0;
     let newline = -1;
     while (newline === -1) {
-      const { done, value } = await inflated.read();
+      const { done, value } = await inflater.read();
       if (done) break;
       const found = value.indexOf(NEWLINE);
       if (found !== -1) newline = startBytes + found;
@@ -83,106 +87,29 @@ async function recompressedWithShift(body: BodyChunk, encoding: "gzip" | "deflat
     const shifted = shiftedHeaderLine(head.subarray(0, lineEnd), waitedMs);
     if (!shifted) return undefined;
 
+    // Past the limit, the output is no longer read, so the next write fails and stops the loop.
     const limit = body.byteLength + Math.max(0, shifted.byteLength - lineEnd) + FRAMING_SLACK_BYTES;
     const compressor = new CompressionStream(encoding);
-    const output = collectUpTo(compressor.readable, limit);
+    const output = readUpTo(compressor.readable as ReadableStream<BodyChunk>, limit).catch(() => undefined);
     const writer = compressor.writable.getWriter();
     try {
       await writer.write(shifted);
       await writer.write(head.subarray(lineEnd));
       let total = startBytes;
       for (;;) {
-        const { done, value } = await inflated.read();
+        const { done, value } = await inflater.read();
         if (done) break;
         total += value.byteLength;
-        if (total > maxInflatedBytes || output.overflowed()) throw new RangeError("larger than allowed");
+        if (total > maxInflatedBytes) throw new RangeError("larger than allowed");
         await writer.write(value);
       }
       await writer.close();
     } catch {
       await writer.abort().catch(() => {});
     }
-    return await output.bytes;
+    return await output;
   } finally {
-    inflated.stop();
+    await inflater.stop().catch(() => {});
   }
 }
 
-/**
- * Compressed bytes handed to the decompressor at a time: deflate expands at most about 1032:1, so
- * a slice of a bomb inflates to some 4 MiB at most before the reader has looked at it.
- */
-const INPUT_SLICE_BYTES = 4 * 1024;
-
-interface Inflating {
-  read(): Promise<ReadableStreamReadResult<BodyChunk>>;
-  stop(): void;
-}
-
-/**
- * The body inflated as a stream, as the envelope head's reader does it: a new slice of compressed
- * input goes in only while the reader waits for output, so a bomb is inflated only as far as it is
- * read, and `stop` leaves nothing running.
- */
-function inflating(body: BodyChunk, encoding: "gzip" | "deflate"): Inflating {
-  let offset = 0;
-  let stopped = false;
-  let waiting = false;
-  let ask = () => {};
-  let asked = new Promise<void>((resolve) => (ask = resolve));
-  const compressed = new ReadableStream<BodyChunk>(
-    {
-      async pull(controller) {
-        if (!waiting) await asked;
-        if (stopped) return;
-        if (offset >= body.byteLength) return controller.close();
-        controller.enqueue(body.subarray(offset, (offset += INPUT_SLICE_BYTES)));
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  const decompressed = compressed.pipeThrough(new DecompressionStream(encoding)).getReader() as ReadableStreamDefaultReader<BodyChunk>;
-  return {
-    async read() {
-      const output = decompressed.read();
-      waiting = true;
-      ask();
-      try {
-        return await output;
-      } finally {
-        waiting = false;
-        asked = new Promise<void>((resolve) => (ask = resolve));
-      }
-    },
-    stop() {
-      stopped = true;
-      ask();
-      decompressed.cancel().catch(() => {});
-    },
-  };
-}
-
-/**
- * Everything a stream gives, or `undefined` once it passes `limit` bytes: then it is read on to its
- * end without keeping anything, and `overflowed` tells the writer to stop.
- */
-function collectUpTo(stream: ReadableStream<Uint8Array>, limit: number): { bytes: Promise<BodyChunk | undefined>; overflowed(): boolean } {
-  let overflow = false;
-  const bytes = (async () => {
-    const reader = stream.getReader();
-    const chunks: BodyChunk[] = [];
-    let length = 0;
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return overflow ? undefined : joinChunks(chunks, length);
-        length += value.byteLength;
-        if (length > limit) overflow = true;
-        else chunks.push(value as BodyChunk);
-      }
-    } catch {
-      return undefined;
-    }
-  })();
-  return { bytes, overflowed: () => overflow };
-}

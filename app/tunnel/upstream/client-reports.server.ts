@@ -1,9 +1,9 @@
 import { envelopeItemTypeToDataCategory, type EnvelopeItemType } from "@sentry/core";
 
-import { compileAllowList } from "../request/dsn-policy.server";
-import { envelopeItemTypes } from "../request/envelope-items.server";
+import { compileAllowList } from "./allow-list.server";
+import { envelopeItemTypes } from "../envelope/items.server";
 import { Deadline } from "../shared/deadline.server";
-import type { Dsn } from "../shared/dsn.server";
+import type { Dsn } from "./dsn.server";
 import { forwardWhole } from "./forward.server";
 
 /**

@@ -1,4 +1,4 @@
-import { joinChunks, type BodyChunk } from "../shared/body.server";
+import { joinChunks, pipeAfter, readUpTo, type BodyChunk } from "../shared/body.server";
 import { earlyEnd, type Deadline, type EarlyEnd } from "../shared/deadline.server";
 
 interface ForwardRequest {
@@ -126,20 +126,8 @@ async function readCapped(response: Response): Promise<Uint8Array<ArrayBuffer> |
     const whole = new Uint8Array(await response.arrayBuffer());
     return whole.byteLength === 0 ? null : whole;
   }
-  const reader = stream.getReader();
-  const chunks: BodyChunk[] = [];
-  let length = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    length += value.byteLength;
-    if (length > MAX_ANSWER_BYTES) {
-      reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return length === 0 ? null : joinChunks(chunks, length);
+  const answer = await readUpTo(stream, MAX_ANSWER_BYTES);
+  return answer === undefined || answer.byteLength === 0 ? null : answer;
 }
 
 interface OutgoingBody {
@@ -184,10 +172,7 @@ function outgoingBody(forward: ForwardRequest): OutgoingBody {
   const stopPiping = new AbortController();
   let piped = false;
   void (async () => {
-    const writer = writable.getWriter();
-    for (const chunk of consumed) await writer.write(chunk);
-    writer.releaseLock();
-    await source.pipeTo(writable, { preventAbort: true, signal: stopPiping.signal });
+    await pipeAfter(consumed, source, writable, { preventAbort: true, signal: stopPiping.signal });
     piped = true;
     deadline.giveUpstreamItsShare();
   })().catch((error: unknown) => {

@@ -1,4 +1,5 @@
-import type { Dsn } from "../shared/dsn.server";
+import type { TunnelQuery } from "../request/query.server";
+import type { Dsn } from "./dsn.server";
 
 /** Sentry SaaS ingest hosts: `o<org>.ingest[.<region>].sentry.io`. */
 const SAAS_INGEST_HOST = /^o(\d+)\.ingest(?:\.([a-z]{2}))?\.sentry\.io$/;
@@ -31,4 +32,29 @@ export function upstreamUrlFor(dsn: Dsn, upstreamOrigin?: string): string {
 /** Where a DSN's ingest answers: its scheme, host and port, or `upstreamOrigin` in development and tests. */
 export function ingestOriginOf(dsn: Dsn, upstreamOrigin: string | undefined): string {
   return upstreamOrigin ?? `${dsn.protocol}://${dsn.host}${dsn.port ? `:${dsn.port}` : ""}`;
+}
+
+/** A project as the tunnel's query names it: what the log line says an envelope was for. */
+export function queryOf({ org, region, projectId }: ProjectIdentity): TunnelQuery {
+  return { org, region, project: projectId };
+}
+
+/** Where browsers' Content-Security-Policy reports go: the app's own project, chosen by the Worker. */
+export interface OwnProject {
+  dsn: Dsn;
+  environment: string;
+  /** The release the reports are filed under; none when the app does not say. */
+  release: string | undefined;
+}
+
+/**
+ * Sentry's security endpoint for the app's own DSN. It authenticates by `sentry_key` in the query,
+ * as Sentry's documentation gives it; environment and release are the Worker's own.
+ * `upstreamOrigin` (development and tests) swaps scheme, host and port only.
+ */
+export function securityEndpointFor({ dsn, environment, release }: OwnProject, upstreamOrigin: string | undefined): string {
+  const origin = ingestOriginOf(dsn, upstreamOrigin);
+  const query = new URLSearchParams({ sentry_key: dsn.publicKey, sentry_environment: environment });
+  if (release !== undefined) query.set("sentry_release", release);
+  return `${origin}/${dsn.path}api/${dsn.projectId}/security/?${query}`;
 }

@@ -1,15 +1,18 @@
+import { joinChunks, type BodyChunk } from "../shared/body.server";
+
 /** An envelope's header is a small JSON object (DSN, ids, trace context): 64 KiB is far past any real one. */
 export const MAX_HEADER_LINE_BYTES = 64 * 1024;
 
-const NEWLINE = 0x0a;
+/** What ends the header line and each item's line. */
+export const NEWLINE = 0x0a;
 
 /** Collects the bytes before the first newline, up to {@link MAX_HEADER_LINE_BYTES}. */
 export class HeaderLineScanner {
   state: "reading" | "complete" | "too_long" = "reading";
-  private readonly parts: Uint8Array[] = [];
+  private readonly parts: BodyChunk[] = [];
   private length = 0;
 
-  push(chunk: Uint8Array): void {
+  push(chunk: BodyChunk): void {
     if (this.state !== "reading") return;
     const newline = chunk.indexOf(NEWLINE);
     const part = newline === -1 ? chunk : chunk.subarray(0, newline);
@@ -23,14 +26,8 @@ export class HeaderLineScanner {
   }
 
   /** The line so far; at the end of the body, the end of the body ends it too. */
-  bytes(): Uint8Array {
-    const line = new Uint8Array(this.length);
-    let offset = 0;
-    for (const part of this.parts) {
-      line.set(part, offset);
-      offset += part.byteLength;
-    }
-    return line;
+  bytes(): BodyChunk {
+    return joinChunks(this.parts, this.length);
   }
 }
 

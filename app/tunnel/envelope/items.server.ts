@@ -1,4 +1,5 @@
-const NEWLINE = 0x0a;
+import { NEWLINE } from "./header-line.server";
+
 const utf8 = new TextDecoder();
 
 /**

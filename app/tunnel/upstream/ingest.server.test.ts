@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { parseDsn } from "../shared/dsn.server";
-import { projectOf, upstreamUrlFor } from "./upstream-target.server";
+import { parseDsn } from "./dsn.server";
+import { projectOf, upstreamUrlFor } from "./ingest.server";
 
 const dsn = (text: string) => parseDsn(text)!;
 

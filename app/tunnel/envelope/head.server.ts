@@ -1,7 +1,7 @@
 import type { BodyChunk, ChunkSource } from "../shared/body.server";
-import type { ContentEncoding } from "./content-encoding.server";
+import type { ContentEncoding } from "../request/content-encoding.server";
 import { HeaderLineScanner, parseHeaderLine } from "./header-line.server";
-import { scanDecompressed, type RawRead } from "./inflate-head.server";
+import { Inflater } from "./inflate.server";
 
 type HeadFailure =
   | "empty_envelope"
@@ -46,6 +46,13 @@ export async function readEnvelopeHead(
   return { ok: true, head: { dsn: header.dsn, consumed: raw.consumed, consumedBytes, ended: raw.ended } };
 }
 
+interface RawRead {
+  consumed: BodyChunk[];
+  ended: boolean;
+  /** The compressed data could not be decompressed as far as the end of the line. */
+  corrupt?: boolean;
+}
+
 async function scanPlain(reader: ChunkSource, line: HeaderLineScanner): Promise<RawRead> {
   const consumed: BodyChunk[] = [];
   while (line.state === "reading") {
@@ -57,3 +64,27 @@ async function scanPlain(reader: ChunkSource, line: HeaderLineScanner): Promise<
   return { consumed, ended: false };
 }
 
+/**
+ * Compressed bytes handed to the decompressor at a time: one slice inflates to at most some
+ * 16.5 KiB, so a bomb gets no further than a few slices ahead of the line scanner before it has
+ * looked at the output and said stop.
+ */
+const INFLATE_SLICE_BYTES = 16;
+
+/** Inflates the body only as far as the line needs; the compressed bytes read are kept for forwarding. */
+async function scanDecompressed(reader: ChunkSource, line: HeaderLineScanner, format: "gzip" | "deflate"): Promise<RawRead> {
+  const inflater = new Inflater(reader, format, INFLATE_SLICE_BYTES);
+  let corrupt = false;
+  try {
+    while (line.state === "reading") {
+      const { done, value } = await inflater.read();
+      if (done) break;
+      line.push(value);
+    }
+  } catch {
+    corrupt = true;
+  } finally {
+    await inflater.stop();
+  }
+  return { consumed: inflater.consumed, ended: inflater.ended, corrupt };
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { envelopeItemTypes } from "./envelope-items.server";
+import { envelopeItemTypes } from "./items.server";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

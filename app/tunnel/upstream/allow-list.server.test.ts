@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 
-import { parseDsn } from "../shared/dsn.server";
-import { allowedQueries, checkEnvelopeDsn, compileAllowList } from "./dsn-policy.server";
-import type { TunnelQuery } from "./query.server";
+import { parseDsn } from "./dsn.server";
+import { allowedQueries, checkEnvelopeDsn, compileAllowList } from "./allow-list.server";
+import type { TunnelQuery } from "../request/query.server";
 
 const KEY = "0123456789abcdef0123456789abcdef";
 const US = `https://${KEY}@o11.ingest.us.sentry.io/21`;

@@ -1,6 +1,6 @@
-import { parseDsn, type Dsn } from "../shared/dsn.server";
-import type { TunnelQuery } from "./query.server";
-import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./upstream-target.server";
+import { parseDsn, type Dsn } from "./dsn.server";
+import type { TunnelQuery } from "../request/query.server";
+import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./ingest.server";
 
 /** A DSN the tunnel forwards for, with its upstream URL worked out once, when the tunnel is built. */
 interface AllowedDsn extends ProjectIdentity {

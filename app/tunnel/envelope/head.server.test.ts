@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { wholeBody, type BodyChunk } from "../shared/body.server";
-import { readEnvelopeHead, type HeadResult } from "./envelope-head.server";
+import { readEnvelopeHead, type HeadResult } from "./head.server";
 import { MAX_HEADER_LINE_BYTES } from "./header-line.server";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
