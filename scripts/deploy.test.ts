@@ -20,7 +20,9 @@ function deploy(args: string[], env: Record<string, string> = {}) {
   return { status: result.status, lines: `${result.stdout}${result.stderr}`.split("\n").filter((line) => line.trim() !== "") };
 }
 
-describe("npm run deploy, before anything is uploaded", () => {
+// Each test starts the deploy script, which starts the built Worker to check its variables: some
+// 3 s alone, and past vitest's 5 s default beside the Worker tests.
+describe("npm run deploy, before anything is uploaded", { timeout: 30_000 }, () => {
   it("says in one line each what is missing, exits non-zero, and shows no stack trace", () => {
     const { status, lines } = deploy(["--var", "SENTRY_DSN:not-a-dsn"], { SENTRY_AUTH_TOKEN: "token" });
     expect(status).toBe(1);
@@ -42,13 +44,13 @@ describe("npm run deploy, before anything is uploaded", () => {
     ]);
   });
 
-  it("reads every value of one --var, as wrangler does", { timeout: 20_000 }, () => {
+  it("reads every value of one --var, as wrangler does", () => {
     const { status, lines } = deploy(["--var", "SENTRY_ENVIRONMENT:staging", "TUNNEL_ROUTE:/build/x"], { CLOUDFLARE_API_TOKEN: "token" });
     expect(status).toBe(1);
     expect(lines[0]).toBe('Configuration: TUNNEL_ROUTE would shadow /build/, where the app\'s scripts are served, got "/build/x"');
   });
 
-  it("checks the variables of the --env the deploy is for", { timeout: 20_000 }, () => {
+  it("checks the variables of the --env the deploy is for", { timeout: 60_000 }, () => {
     // Wrangler's environments do not inherit [vars]: the staging section's are the ones deployed.
     const config = join(root, ".cache/wrangler-with-env.toml");
     mkdirSync(join(root, ".cache"), { recursive: true });
@@ -61,8 +63,7 @@ describe("npm run deploy, before anything is uploaded", () => {
     }
   });
 
-  // The Worker started to check its variables, then wrangler's dry run: some 3 s alone, 6 s beside the Worker tests.
-  it("goes on to wrangler with a token and a valid configuration (a dry run here)", { timeout: 30_000 }, () => {
+  it("goes on to wrangler with a token and a valid configuration (a dry run here)", () => {
     const { status, lines } = deploy(["--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "dry-run-"))], { CLOUDFLARE_API_TOKEN: "token" });
     expect(status).toBe(0);
     expect(lines).toContain("--dry-run: exiting now.");

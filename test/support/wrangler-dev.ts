@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 import { eventually } from "./eventually";
 import { freePort } from "./http";
@@ -6,19 +9,32 @@ import { root } from "./worker";
 
 export interface DevServer {
   origin: string;
+  /** Where its local queues, buckets and limiters keep their state. */
+  stateDir: string;
   /** Everything wrangler and the Worker printed. */
   output: () => string;
   stop(): Promise<void>;
 }
 
+/** Where a redeploy runs: the origin's port and the state of the deployment before it. */
+interface Redeploy {
+  port: number;
+  stateDir: string;
+}
+
 /**
- * `wrangler dev` serving the built app on a loopback port, free unless given (a redeploy at the
- * same origin), as a developer runs it. Its own
- * process group, so that stopping it also stops the workerd it started.
+ * `wrangler dev` serving the built app on a free loopback port, as a developer runs it; or, given
+ * the server it replaces, at that origin with that state, as a redeploy would. Its own process
+ * group, so that stopping it also stops the workerd it started.
+ *
+ * Each server keeps its local state (queues, R2, the limiters' SQLite files) in a folder of its
+ * own. By default wrangler keeps it in the project's `.wrangler/state`, which two servers started
+ * at once then share: under load, one of them failed to start with SQLITE_BUSY on its files.
  */
-export async function startWranglerDev(vars: Record<string, string> = {}, port?: number): Promise<DevServer> {
-  port ??= await freePort();
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort())];
+export async function startWranglerDev(vars: Record<string, string> = {}, redeploy?: Redeploy): Promise<DevServer> {
+  const port = redeploy?.port ?? (await freePort());
+  const stateDir = redeploy?.stateDir ?? mkdtempSync(join(tmpdir(), "wrangler-state-"));
+  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--persist-to", stateDir];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const child = spawn("npx", args, {
     cwd: root,
@@ -38,6 +54,7 @@ export async function startWranglerDev(vars: Record<string, string> = {}, port?:
   }
   return {
     origin,
+    stateDir,
     output: () => output,
     stop: async () => {
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
