@@ -11,7 +11,7 @@ const root = new URL("..", import.meta.url).pathname;
 function deploy(args: string[], env: Record<string, string> = {}) {
   const home = mkdtempSync(join(tmpdir(), "no-login-"));
   const { CLOUDFLARE_API_TOKEN: _token, SENTRY_AUTH_TOKEN: _sentry, ...rest } = process.env;
-  const result = spawnSync(process.execPath, ["scripts/deploy.mjs", ...args], {
+  const result = spawnSync(process.execPath, ["scripts/deploy.ts", ...args], {
     cwd: root,
     encoding: "utf8",
     env: { ...rest, HOME: home, XDG_CONFIG_HOME: home, WRANGLER_SEND_METRICS: "false", ...env },

@@ -6,7 +6,7 @@ describe("Spotlight's source cache", () => {
   beforeAll(async () => {
     vi.stubGlobal("fetch", network);
     // It wraps the fetch it finds when it loads, as in Spotlight's process.
-    await import(new URL("spotlight-source-cache.mjs", import.meta.url).href);
+    await import(new URL("spotlight-source-cache.ts", import.meta.url).href);
   });
   afterAll(() => vi.unstubAllGlobals());
 

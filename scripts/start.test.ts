@@ -14,7 +14,7 @@ describe("npm start and npm run dev, with a port taken", () => {
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
     const { port } = taken.address() as { port: number };
     try {
-      const result = spawnSync(process.execPath, ["scripts/start.mjs"], {
+      const result = spawnSync(process.execPath, ["scripts/start.ts"], {
         cwd: root,
         encoding: "utf8",
         env: { ...process.env, PORT: "1", SPOTLIGHT_PORT: "2", [variable]: String(port) },

@@ -21,7 +21,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "unit", include: ["app/**/*.test.ts", "worker/**/*.test.ts", "scripts/**/*.test.ts"], environment: "node" },
+        test: { name: "unit", include: ["app/**/*.test.ts", "worker/**/*.test.ts", "scripts/**/*.test.ts", ".ci/**/*.test.ts", "test/support/**/*.test.ts"], environment: "node" },
       },
       {
         extends: true,

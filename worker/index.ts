@@ -25,11 +25,10 @@ const tunnel = createTunnelWorker(config.tunnel, startupEnv, {
 });
 
 /**
- * The Worker's own SDK, every report held to its client's share (decision 017): the tunnel's
- * per-client limit, which also answers the self-test's presses. The same binding and key as the
- * tunnel's, so one count.
+ * The Worker's own SDK, every report held to its client's share (decision 017): the tunnel's own
+ * per-client limiter, which also answers the self-test's presses, so one count.
  */
-const reporting = workerReporting(config, startupEnv.TUNNEL_RATE_LIMITER, tunnel.reports);
+const reporting = workerReporting(config, tunnel);
 const { clientMayReport } = reporting;
 
 // Said once per isolate, so that an operator sees a missing spool before an outage does.

@@ -1,5 +1,5 @@
 import type { AppConfig } from "../app/config.server";
-import type { SpoolStats, Tunnel } from "../app/tunnel";
+import type { SpoolStats, TunnelWorker } from "../app/tunnel";
 
 declare module "@remix-run/cloudflare" {
   interface AppLoadContext {
@@ -8,8 +8,8 @@ declare module "@remix-run/cloudflare" {
     /** `env`, read and checked once at start-up. */
     config: AppConfig;
     /** The isolate's one tunnel, built from `config` when the isolate started. */
-    tunnel: Tunnel;
-    /** The spool's counts in this isolate; `undefined` when the spool is not bound or in production. */
+    tunnel: TunnelWorker["fetch"];
+    /** The spool's counts in this isolate; `undefined` when the spool is not bound. */
     spoolStats: SpoolStats | undefined;
     /** Whether the request's client may make the Worker report to Sentry once more: the tunnel's per-client limit. */
     clientMayReport: (request: Request) => Promise<boolean>;

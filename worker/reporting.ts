@@ -2,7 +2,7 @@ import type { CloudflareOptions } from "@sentry/cloudflare";
 
 import type { AppConfig } from "../app/config.server";
 import { workerSentryOptions, type ReportGate } from "../app/monitoring/worker-options.server";
-import { createClientLimiter, type ClientReports } from "../app/tunnel";
+import type { TunnelWorker } from "../app/tunnel";
 
 /** How the Worker reports: its SDK's settings, and whether a request's client may have it report once more. */
 export interface WorkerReporting {
@@ -13,13 +13,12 @@ export interface WorkerReporting {
 
 /**
  * One rule for everything the Worker's own SDK sends on behalf of a request (decision 017): each
- * event and transaction asks the tunnel's per-client limiter, the same binding and key as the
- * tunnel's, so that no client has the Worker report more than its share, whatever it sends. Past
+ * event and transaction asks the tunnel's own per-client limiter, so that no client has the Worker
+ * report more than its share, whatever it sends. Past
  * the share the report is dropped, and counted where the operator looks: a log line, and a client
  * report in the app's own project, for Sentry's Stats.
  */
-export function workerReporting(config: AppConfig, rateLimiter: Env["TUNNEL_RATE_LIMITER"], reports: ClientReports): WorkerReporting {
-  const clientAllowed = createClientLimiter(rateLimiter, config.tunnel.rateLimitPeriodSeconds);
+export function workerReporting(config: AppConfig, { clientAllowed, reports }: Pick<TunnelWorker, "clientAllowed" | "reports">): WorkerReporting {
   const ownDsn = config.sentry.dsn;
   const gate: ReportGate = {
     async admits(address, category) {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 
 import { readConfig } from "../config.server";
-import { parseDsn, projectOf } from "../tunnel";
 import { browserMonitoringSettings, tunnelPathFor } from "./browser-settings.server";
 
 describe("tunnelPathFor", () => {
@@ -11,7 +10,7 @@ describe("tunnelPathFor", () => {
     ["https://k@o13.ingest.sentry.io/23", "/monitoring?o=13&p=23"],
     ["https://k@sentry.example.com/base/24", "/monitoring?p=24"],
   ])("%s → %s", (dsn, path) => {
-    expect(tunnelPathFor(projectOf(parseDsn(dsn)!))).toBe(path);
+    expect(tunnelPathFor(readConfig({ SENTRY_DSN: dsn }).sentry.project!)).toBe(path);
   });
 });
 

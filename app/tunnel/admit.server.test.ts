@@ -1,17 +1,19 @@
 import { describe, expect, it, vi } from "vitest";
 
-import { readConfig } from "../config.server";
 import { admit, createGate } from "./admit.server";
+import type { ClientLimiter } from "./request/client-limiter.server";
+import { readTunnelSettings } from "./settings.server";
 import { compileAllowList } from "./upstream/allow-list.server";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 const APP = "https://app.example.com";
 const PARTNER = "https://partner.example.com";
-const settings = readConfig({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER }).tunnel;
+const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER });
 const allowList = compileAllowList(settings.allowedDsns, undefined);
+const everyClient: ClientLimiter = async () => true;
 
-function gateWith(limit?: () => Promise<{ success: boolean }>) {
-  return createGate(settings, limit && { limit }, allowList);
+function gateWith(clientAllowed: ClientLimiter = everyClient) {
+  return createGate(settings, clientAllowed, allowList);
 }
 
 const request = (path: string, init: RequestInit = {}) => new Request(`${APP}${path}`, { method: "POST", ...init });
@@ -32,10 +34,15 @@ describe("admit: what needs no body", () => {
   });
 
   it("tells a client over its limit to wait the limiter's period, as Sentry would", async () => {
-    const admission = await admit(request("/monitoring?o=1&p=2&r=us", { headers: { "cf-connecting-ip": "203.0.113.4" } }), gateWith(async () => ({ success: false })));
+    const admission = await admit(request("/monitoring?o=1&p=2&r=us", { headers: { "cf-connecting-ip": "203.0.113.4" } }), gateWith(async () => false));
     expect(admission).toMatchObject({ admitted: false, kind: "envelope", answer: { code: "rate_limited" } });
     if (admission.admitted) return;
     expect(Object.fromEntries(admission.answer.response.headers)).toMatchObject({ "retry-after": "10", "x-sentry-rate-limits": "10::key" });
+  });
+
+  it("says a CSP report over the client's limit was a CSP report, for its log line", async () => {
+    const admission = await admit(request(`${settings.route}/csp`), gateWith(async () => false));
+    expect(admission).toMatchObject({ admitted: false, kind: "security_report", answer: { code: "rate_limited" } });
   });
 
   it("answers a partner's preflight, with an allow header that says OPTIONS to others", async () => {
@@ -47,7 +54,7 @@ describe("admit: what needs no body", () => {
   });
 
   it("admits an envelope with its query, the app's own origin or none", async () => {
-    const limit = vi.fn(async () => ({ success: true }));
+    const limit = vi.fn(async () => true);
     for (const headers of [{}, { origin: APP }, { origin: PARTNER }] as Record<string, string>[]) {
       expect(await admit(request("/monitoring?o=1&p=2&r=us", { headers }), gateWith(limit))).toEqual({
         admitted: true,
@@ -63,7 +70,7 @@ describe("admit: what needs no body", () => {
     expect(await admit(request(settings.route), gateWith())).toEqual({ admitted: true, kind: "envelope", query: undefined });
     const queried = await admit(request(`${settings.route}?o=1&p=2&r=us`), gateWith());
     expect(queried).toMatchObject({ admitted: false, answer: { code: "invalid_query" } });
-    const retired = createGate(readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/k7q2x9", TUNNEL_RETIRED_ROUTES: "/a3f8c1" }).tunnel, undefined, allowList);
+    const retired = createGate(readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/k7q2x9", TUNNEL_RETIRED_ROUTES: "/a3f8c1" }), everyClient, allowList);
     for (const path of ["/k7q2x9", "/a3f8c1", settings.route]) expect(await admit(request(path), retired), path).toMatchObject({ admitted: true });
     expect(await admit(request("/b4e9d2"), retired)).toMatchObject({ admitted: false, answer: { code: "not_found" } });
   });
@@ -77,7 +84,7 @@ describe("admit: what needs no body", () => {
   it("admits a CSP report to the app's own project only when the app has one", async () => {
     const withProject = await admit(request("/monitoring/security-report"), gateWith());
     expect(withProject).toMatchObject({ admitted: true, kind: "security_report", target: { project: { org: "1", project: "2", region: "us" } } });
-    const bare = createGate(readConfig({ TUNNEL_ALLOWED_DSNS: DSN }).tunnel, undefined, allowList);
+    const bare = createGate(readTunnelSettings({ TUNNEL_ALLOWED_DSNS: DSN }), everyClient, allowList);
     expect(await admit(request("/monitoring/security-report"), bare)).toMatchObject({ admitted: false, answer: { code: "not_found" } });
   });
 });

@@ -1,12 +1,12 @@
 import { tunnelAnswer, type Answer } from "./answers.server";
 import type { TunnelLogLine } from "./log-line.server";
-import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.server";
+import type { ClientLimiter } from "./request/client-limiter.server";
 import { PREFLIGHT_HEADERS } from "./request/cors.server";
 import { allowedQueries, type DsnAllowList } from "./upstream/allow-list.server";
 import { TUNNEL_PATH, tunnelPaths, type TunnelPaths } from "./request/path";
 import { parseTunnelQuery, type TunnelQuery } from "./request/query.server";
 import { projectOf, queryOf, securityEndpointFor } from "./upstream/ingest.server";
-import type { TunnelRuntime, TunnelSettings } from "./settings.server";
+import type { TunnelSettings } from "./settings.server";
 import { TUNNEL_RESPONSE_HEADERS } from "./upstream/header-policy.server";
 
 /** Where CSP reports go, and the project their log lines name. */
@@ -17,7 +17,7 @@ export interface ReportTarget {
 
 /** What the first stage checks against, built once per tunnel. */
 export interface Gate {
-  clientAllowed: ClientLimiter | undefined;
+  clientAllowed: ClientLimiter;
   /** Every route's path and its CSP report path, exactly as served. */
   paths: TunnelPaths;
   /** Partner origins, which get CORS. */
@@ -30,12 +30,12 @@ export interface Gate {
   allowHeader: Record<string, string>;
 }
 
-export function createGate(settings: TunnelSettings, rateLimiter: TunnelRuntime["rateLimiter"], allowList: DsnAllowList): Gate {
+export function createGate(settings: TunnelSettings, clientAllowed: ClientLimiter, allowList: DsnAllowList): Gate {
   const period = String(settings.rateLimitPeriodSeconds);
   const partners = new Set(settings.allowedOrigins);
   const own = settings.ownProject;
   return {
-    clientAllowed: rateLimiter && createClientLimiter(rateLimiter, settings.rateLimitPeriodSeconds),
+    clientAllowed,
     paths: tunnelPaths(settings.routes),
     partners,
     reports: own && { url: securityEndpointFor(own, settings.upstreamOrigin), project: queryOf(projectOf(own.dsn)) },
@@ -56,12 +56,11 @@ export type Admission =
  * sees every request, refused ones included, so that refusals count against a client too.
  */
 export async function admit(request: Request, gate: Gate): Promise<Admission> {
-  if (gate.clientAllowed && !(await gate.clientAllowed(request.headers.get("cf-connecting-ip")))) {
-    return { admitted: false, kind: "envelope", answer: tunnelAnswer("rate_limited", gate.limitedHeaders) };
-  }
   const url = new URL(request.url);
-  const report = gate.paths.reports.has(url.pathname) ? gate.reports : undefined;
-  const answered = (answer: Answer): Admission => ({ admitted: false, kind: report ? "security_report" : "envelope", answer });
+  const kind = kindAt(url.pathname, gate);
+  const report = kind === "security_report" ? gate.reports : undefined;
+  const answered = (answer: Answer): Admission => ({ admitted: false, kind, answer });
+  if (!(await gate.clientAllowed(request.headers.get("cf-connecting-ip")))) return answered(tunnelAnswer("rate_limited", gate.limitedHeaders));
   if (!report && !gate.paths.envelopes.has(url.pathname)) return answered(tunnelAnswer("not_found"));
 
   const origin = request.headers.get("origin");
@@ -79,4 +78,9 @@ export async function admit(request: Request, gate: Gate): Promise<Admission> {
   const query = parseTunnelQuery(url.searchParams);
   if (!query) return answered(tunnelAnswer("invalid_query"));
   return gate.namesAllowedProject(query) ? { admitted: true, kind: "envelope", query } : answered(tunnelAnswer("query_not_allowed"));
+}
+
+/** What a request to `pathname` posts, for its log line: a CSP report to a report path the app serves, an envelope otherwise. */
+export function kindAt(pathname: string, gate: Gate): TunnelLogLine["kind"] {
+  return gate.reports && gate.paths.reports.has(pathname) ? "security_report" : "envelope";
 }

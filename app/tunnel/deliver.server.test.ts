@@ -1,17 +1,17 @@
 import { describe, expect, it, vi } from "vitest";
 
-import { readConfig } from "../config.server";
-import { createDelivery, deliver } from "./deliver.server";
+import { breakersFor, deliver, type Delivery } from "./deliver.server";
 import { receiveEnvelope } from "./receive.server";
-import { compileAllowList } from "./upstream/allow-list.server";
-import type { TunnelRuntime } from "./settings.server";
+import { readTunnelSettings } from "./settings.server";
 import { Deadline } from "./shared/deadline.server";
 import { SpoolStats } from "./spool/stats.server";
-import type { Spool } from "./spool/store.server";
+import { NO_SPOOL, type Spool } from "./spool/store.server";
+import { compileAllowList } from "./upstream/allow-list.server";
+import { SentryLimits } from "./upstream/sentry-limits.server";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 const INGEST = "https://o1.ingest.us.sentry.io/api/2/envelope/";
-const settings = readConfig({ SENTRY_DSN: DSN }).tunnel;
+const settings = readTunnelSettings({ SENTRY_DSN: DSN });
 const allowList = compileAllowList(settings.allowedDsns, undefined);
 const BODY = `${JSON.stringify({ dsn: DSN })}\n{"type":"event"}\n{}\n`;
 
@@ -31,7 +31,7 @@ function sentry(...answers: (number | "unreachable")[]) {
 }
 
 function memorySpool() {
-  const stored: { dsn: string; url: string; body: string }[] = [];
+  const stored: { dsn: string; url: string | undefined; body: string }[] = [];
   const spool: Spool = {
     accepts: () => true,
     async store(envelope, body) {
@@ -42,9 +42,19 @@ function memorySpool() {
   return { spool, stored };
 }
 
-/** One envelope through the delivery stage, as the tunnel passes it on once received. */
-async function send(runtime: TunnelRuntime, body = BODY) {
-  const delivery = createDelivery(settings, runtime, allowList);
+/** One envelope through the delivery stage, as the tunnel passes it on once received; by default no spool, no budget. */
+async function send(parts: Partial<Delivery>, body = BODY) {
+  const delivery: Delivery = {
+    maxEnvelopeBytes: settings.maxEnvelopeBytes,
+    limits: new SentryLimits(),
+    breakers: breakersFor(allowList, Date.now),
+    spool: NO_SPOOL,
+    spoolBudget: async () => true,
+    spoolStats: new SpoolStats(),
+    reports: { count: () => {}, flush: async () => {} },
+    fetch: undefined,
+    ...parts,
+  };
   return async () => {
     const request = new Request("https://app.example.com/monitoring?o=1&p=2&r=us", {
       method: "POST",
@@ -73,14 +83,19 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     expect(delivered.answer.response.status).toBe(200);
   });
 
-  it("stores what Sentry answers 503 to, and answers 202", async () => {
+  it.each([500, 501, 503, 505, 507])("stores what Sentry answers %i to, and answers 202: every 5xx is \"not now\", as for the spool's consumer", async (status) => {
     const { spool, stored } = memorySpool();
     const spoolStats = new SpoolStats();
-    const delivered = await (await send({ fetch: sentry(503).fetch, spool, spoolStats }))();
+    const delivered = await (await send({ fetch: sentry(status).fetch, spool, spoolStats }))();
     expect(delivered.answer).toMatchObject({ code: "spooled", outcome: "spooled" });
     expect(delivered.answer.response.status).toBe(202);
     expect(stored).toEqual([{ dsn: DSN, url: expect.stringMatching(new RegExp(`^${INGEST}`)), body: BODY }]);
     expect(spoolStats.stored).toBe(1);
+  });
+
+  it("passes Sentry's 5xx on when no spool is bound", async () => {
+    const delivered = await (await send({ fetch: sentry(503).fetch }))();
+    expect(delivered).toMatchObject({ upstreamStatus: 503, answer: { code: null, outcome: "forwarded" } });
   });
 
   it("opens the breaker after three failures: the next envelope is stored without asking Sentry", async () => {

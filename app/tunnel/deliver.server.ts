@@ -1,33 +1,36 @@
 import { sentryAnswer, tunnelAnswer, type Answer } from "./answers.server";
-import type { ReceivedEnvelope } from "./receive.server";
-import type { DsnAllowList } from "./upstream/allow-list.server";
 import { envelopeItemTypes } from "./envelope/items.server";
-import type { TunnelRuntime, TunnelSettings } from "./settings.server";
+import type { ReceivedEnvelope } from "./receive.server";
 import { joinChunks, pipeAfter, type BodyChunk } from "./shared/body.server";
 import { earlyEnd, type Deadline } from "./shared/deadline.server";
-import { SPOOL_BUDGET_PERIOD_SECONDS } from "./spool/budget.server";
-import type { SpoolBody, SpooledEnvelope } from "./spool/store.server";
+import { SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "./spool/budget.server";
+import type { SpoolStats } from "./spool/stats.server";
+import type { Spool, SpoolBody, SpooledEnvelope } from "./spool/store.server";
+import type { DsnAllowList } from "./upstream/allow-list.server";
 import { UpstreamBreaker } from "./upstream/breaker.server";
-import { discardedCategories } from "./upstream/client-reports.server";
-import { forwardEnvelope, type ForwardFailure } from "./upstream/forward.server";
+import { discardedCategories, type ClientReports } from "./upstream/client-reports.server";
+import { fateOfFailure, fateOfStatus } from "./upstream/fate.server";
+import { forwardEnvelope } from "./upstream/forward.server";
 import { upstreamRequestHeaders } from "./upstream/header-policy.server";
-import { SentryLimits } from "./upstream/sentry-limits.server";
+import type { SentryLimits } from "./upstream/sentry-limits.server";
 
-/** Sentry's answers that mean "not now" rather than "no": the envelope is spooled. */
-const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
-const UNAVAILABLE_FAILURES: ReadonlySet<ForwardFailure> = new Set(["upstream_unreachable", "upstream_timeout"]);
-
-/** The way to Sentry and to the spool, built once per tunnel: one breaker per upstream. */
-export interface Delivery extends Pick<TunnelRuntime, "spool" | "spoolBudget" | "spoolStats" | "reports" | "fetch"> {
+/** The way to Sentry and to the spool, built once per tunnel by `createTunnelWorker`. */
+export interface Delivery {
   maxEnvelopeBytes: number;
   limits: SentryLimits;
+  /** One per upstream URL of the allow-list. */
   breakers: ReadonlyMap<string, UpstreamBreaker>;
+  spool: Spool;
+  spoolBudget: SpoolBudget;
+  spoolStats: SpoolStats;
+  reports: ClientReports;
+  /** `undefined`: the runtime's own. */
+  fetch: typeof fetch | undefined;
 }
 
-export function createDelivery(settings: TunnelSettings, runtime: TunnelRuntime, allowList: DsnAllowList): Delivery {
-  const { spool, spoolBudget, spoolStats, reports, fetch, limits = new SentryLimits() } = runtime;
-  const breakers = new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker()]));
-  return { maxEnvelopeBytes: settings.maxEnvelopeBytes, limits, breakers, spool, spoolBudget, spoolStats, reports, fetch };
+/** One breaker per upstream of the allow-list, on the tunnel's clock. */
+export function breakersFor(allowList: DsnAllowList, now: () => number): ReadonlyMap<string, UpstreamBreaker> {
+  return new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker(now)]));
 }
 
 export interface Delivered {
@@ -64,14 +67,14 @@ export async function deliver(
   const plain = whole && encoding === "identity" ? whole : undefined;
   const sentrySaidNo = delivery.limits.refusal(dsn, () => plain && envelopeItemTypes(plain));
   if (sentrySaidNo) {
-    delivery.reports?.count(dsn, "ratelimit_backoff", discardedCategories(plain));
+    delivery.reports.count(dsn, "ratelimit_backoff", discardedCategories(plain));
     return answered(tunnelAnswer("sentry_rate_limited", sentrySaidNo));
   }
 
   const headers = upstreamRequestHeaders(clientHeaders, encoding, contentLength);
   const shipment: Shipment = { stored: { url: upstreamUrl, headers, dsn, receivedAt }, clientIp: clientHeaders.get("cf-connecting-ip"), plain };
   const breaker = delivery.breakers.get(upstreamUrl)!;
-  if (delivery.spool && !breaker.allows()) {
+  if (!breaker.allows()) {
     const spooled = await spoolWhileSentryIsDown(envelope, whole, shipment, deadline, delivery);
     if (spooled) return answered(spooled);
   }
@@ -88,7 +91,7 @@ export async function deliver(
     fetch: delivery.fetch,
   });
   if (!forwarded.ok) {
-    if (!UNAVAILABLE_FAILURES.has(forwarded.reason)) return answered(tunnelAnswer(forwarded.reason), null, forwarded.bytes);
+    if (fateOfFailure(forwarded.reason) !== "unavailable") return answered(tunnelAnswer(forwarded.reason), null, forwarded.bytes);
     breaker.failed();
     const spooled = whole && (await storeInSpool(whole, shipment, delivery));
     return answered(spooled || tunnelAnswer(forwarded.reason), null, forwarded.bytes);
@@ -96,7 +99,7 @@ export async function deliver(
 
   const { answer } = forwarded;
   delivery.limits.record(dsn, answer.status, answer.headers);
-  if (!UNAVAILABLE_STATUSES.has(answer.status)) {
+  if (fateOfStatus(answer.status) !== "unavailable") {
     breaker.succeeded();
     return answered(sentryAnswer(answer), answer.status, forwarded.bytes);
   }
@@ -118,33 +121,52 @@ async function spoolWhileSentryIsDown(
   delivery: Delivery,
 ): Promise<Answer | undefined> {
   if (whole) return storeInSpool(whole, shipment, delivery);
-  if (contentLength === undefined || !delivery.spool!.accepts(shipment.stored, contentLength)) return undefined;
-  const stream = prefixed(head.consumed, body, contentLength);
-  const spooled = await deadline.race(storeInSpool({ stream, length: contentLength }, shipment, delivery)).catch(() => tunnelAnswer(earlyEnd("receiving", deadline)));
-  // The body went into the failed store: there is nothing left to send Sentry.
-  return spooled ?? tunnelAnswer("spool_unavailable");
+  if (contentLength === undefined || !delivery.spool.accepts(shipment.stored, contentLength)) return undefined;
+  const whileStored = prefixed(head.consumed, body, contentLength);
+  const spooled = await deadline.race(storeInSpool({ stream: whileStored.stream, length: contentLength }, shipment, delivery)).catch(() => undefined);
+  if (spooled) return spooled;
+  // The body went into the failed store: there is nothing left to send Sentry. The log line says
+  // whose failure it was: the client's body (gone, short or late), or the spool's.
+  return tunnelAnswer(whileStored.clientFailed() || deadline.state === "passed" ? earlyEnd("receiving", deadline) : "spool_unavailable");
 }
 
 /** Stores the envelope within the budgets: the answer to give, or `undefined` when it could not be stored. */
 async function storeInSpool(body: SpoolBody, { stored, clientIp, plain }: Shipment, delivery: Delivery): Promise<Answer | undefined> {
   const { spool, spoolBudget, spoolStats, reports } = delivery;
-  if (!spool) return undefined;
   const length = body instanceof Uint8Array ? body.byteLength : body.length;
-  if (spoolBudget && !(await spoolBudget(clientIp, length))) {
-    reports?.count(stored.dsn, "queue_overflow", discardedCategories(plain));
+  if (!spool.accepts(stored, length)) return undefined;
+  if (!(await spoolBudget(clientIp, length))) {
+    reports.count(stored.dsn, "queue_overflow", discardedCategories(plain));
     return tunnelAnswer("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
   }
   if (!(await spool.store(stored, body))) return undefined;
-  if (spoolStats) spoolStats.stored += 1;
+  spoolStats.stored += 1;
   return tunnelAnswer("spooled");
 }
 
 /**
  * The chunks already read, then the rest of the body: the whole body again, as a stream of the
- * declared length. A body that ends short or runs long errors the stream, so R2 stores nothing.
+ * declared length. A body that ends short or runs long errors the stream, so R2 stores nothing;
+ * `clientFailed` then tells a client's failure from the store's.
  */
-function prefixed(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, length: number): ReadableStream<Uint8Array> {
+function prefixed(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, length: number): { stream: ReadableStream<Uint8Array>; clientFailed: () => boolean } {
   const { readable, writable } = new FixedLengthStream(length);
-  pipeAfter(consumed, rest, writable).catch((error: unknown) => writable.abort(error).catch(() => {}));
-  return readable;
+  const reader = rest.getReader();
+  let clientFailed = false;
+  // A reader of its own rather than a native pipe: this path runs only while Sentry is down.
+  const watched = new ReadableStream<BodyChunk>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        clientFailed = true;
+        controller.error(error);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  pipeAfter(consumed, watched, writable).catch((error: unknown) => writable.abort(error).catch(() => {}));
+  return { stream: readable, clientFailed: () => clientFailed };
 }

@@ -1,5 +1,6 @@
 import type { Answer, TunnelAnswerCode, TunnelOutcome } from "./answers.server";
 import type { TunnelQuery } from "./request/query.server";
+import type { SpoolLogLine } from "./spool/record.server";
 
 /** The one log line per request; it never holds the DSN's key, the client's IP or a cookie. */
 export interface TunnelLogLine {
@@ -29,13 +30,18 @@ export interface RequestFacts {
 
 export const NO_FACTS: RequestFacts = { kind: "envelope", query: undefined, bytes: null, upstreamStatus: null };
 
+/** Every structured line the tunnel writes: one per request, and one per spool outcome. */
+export type LogLine = TunnelLogLine | SpoolLogLine;
+
 export interface Recorder {
   log: (line: TunnelLogLine) => void;
-  analytics: Pick<AnalyticsEngineDataset, "writeDataPoint"> | undefined;
+  analytics: Pick<AnalyticsEngineDataset, "writeDataPoint">;
+  /** The tunnel's clock, which also stamped the request's arrival. */
+  now: () => number;
 }
 
 /** Writes the request's log line and its Analytics Engine data point. */
-export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: number, { log, analytics }: Recorder): void {
+export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: number, { log, analytics, now }: Recorder): void {
   const { query } = facts;
   const line: TunnelLogLine = {
     event: "tunnel",
@@ -48,17 +54,17 @@ export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: n
     region: query?.region ?? null,
     bytes: facts.bytes,
     upstream_status: facts.upstreamStatus,
-    duration_ms: Date.now() - receivedAt,
+    duration_ms: now() - receivedAt,
   };
   log(line);
   try {
-    analytics?.writeDataPoint(tunnelDataPoint(line));
+    analytics.writeDataPoint(tunnelDataPoint(line));
   } catch {
     // Metrics are not worth failing an envelope for; the log line above has the same facts.
   }
 }
 
-export function logToConsole(line: TunnelLogLine): void {
+export function logToConsole(line: LogLine): void {
   console.log(JSON.stringify(line));
 }
 

@@ -2,14 +2,14 @@ import { gzipSync } from "node:zlib";
 
 import { describe, expect, it } from "vitest";
 
-import { readConfig } from "../config.server";
 import { receiveEnvelope } from "./receive.server";
-import { compileAllowList } from "./upstream/allow-list.server";
+import { readTunnelSettings } from "./settings.server";
 import { Deadline } from "./shared/deadline.server";
+import { compileAllowList } from "./upstream/allow-list.server";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 const OTHER = "https://fedcba9876543210fedcba9876543210@o1.ingest.us.sentry.io/3";
-const settings = readConfig({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_DSNS: OTHER, TUNNEL_MAX_ENVELOPE_BYTES: "1000" }).tunnel;
+const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_DSNS: OTHER, TUNNEL_MAX_ENVELOPE_BYTES: "1000" });
 const parts = { maxEnvelopeBytes: settings.maxEnvelopeBytes, allowList: compileAllowList(settings.allowedDsns, undefined) };
 const envelope = (dsn: string) => Buffer.from(`${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`);
 

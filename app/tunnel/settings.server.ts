@@ -1,13 +1,12 @@
-import type { TunnelLogLine } from "./log-line.server";
+import type { LogLine } from "./log-line.server";
+import { TUNNEL_PATH } from "./request/path";
+import { derivedRoute, routeProblem } from "./request/route";
+import { ConfigError, variableReader } from "./shared/variables.server";
+import type { SpoolQueue } from "./spool/store.server";
+import { parseDsn, type Dsn } from "./upstream/dsn.server";
 import type { OwnProject } from "./upstream/ingest.server";
-import type { Dsn } from "./upstream/dsn.server";
-import { createSpoolBudget, type SpoolBudget } from "./spool/budget.server";
-import type { SpoolStats } from "./spool/stats.server";
-import { createSpool, type Spool, type SpooledEnvelope } from "./spool/store.server";
-import type { ClientReports } from "./upstream/client-reports.server";
-import type { SentryLimits } from "./upstream/sentry-limits.server";
 
-/** The tunnel's settings, as `app/config.server.ts` reads them from the Worker's variables. */
+/** The tunnel's settings, as {@link readTunnelSettings} reads them from the Worker's variables. */
 export interface TunnelSettings {
   /** DSNs whose envelopes are forwarded, each to its own ingest. */
   allowedDsns: readonly Dsn[];
@@ -30,46 +29,130 @@ export interface TunnelSettings {
   /** The spool's first retry delay; each further attempt waits twice as long, up to an hour. */
   spoolRetrySeconds: number;
   /**
-   * The app's own project: `POST /monitoring/security-report` sends CSP reports there (without it,
-   * that path is not served), and the spool counts there what it drops of DSNs no longer allowed.
+   * The app's own project: a route's CSP report path sends CSP reports there (without it, those
+   * paths are not served), and the spool counts there what it drops of DSNs no longer allowed.
    */
   ownProject: OwnProject | undefined;
 }
 
-/** What the tunnel uses besides its settings; every part is optional. */
-export interface TunnelRuntime {
-  /** Workers Rate Limiting, keyed by the client's address; a client it refused is refused without asking again until its window ends. */
-  rateLimiter?: Pick<RateLimit, "limit">;
-  /** Workers Analytics Engine: one data point per request. */
-  analytics?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
-  log?: (line: TunnelLogLine) => void;
-  /** A bug in the tunnel itself; the client gets a 500 either way. */
-  reportError?: (error: unknown, request: Request) => void;
-  /** Where envelopes go that Sentry cannot take now; without it they fail as Sentry did. */
-  spool?: Spool;
-  /** Sentry's rate limits as last heard; share one with the spool's consumer. */
-  limits?: SentryLimits;
-  /** Counts what is stored; share one with the spool's consumer. */
-  spoolStats?: SpoolStats;
-  /** Byte budgets for what a client, and everyone, may store; without it, only the request limit bounds the spool. */
-  spoolBudget?: SpoolBudget;
-  /** Counts, for Sentry, what the edge drops on its own account; share one with the spool's consumer. */
-  reports?: ClientReports;
-  /** Replaces the runtime's fetch towards Sentry: unit tests answer as Sentry would, without a socket. */
-  fetch?: typeof fetch;
+/** The Worker variables the tunnel reads; `wrangler.toml` and the README describe each. */
+export type TunnelVariables = Partial<
+  Record<
+    | "SENTRY_DSN"
+    | "SENTRY_ENVIRONMENT"
+    | "TUNNEL_ALLOWED_DSNS"
+    | "TUNNEL_ALLOWED_ORIGINS"
+    | "TUNNEL_MAX_ENVELOPE_BYTES"
+    | "TUNNEL_UPSTREAM_ORIGIN"
+    | "TUNNEL_TIMEOUT_MS"
+    | "TUNNEL_RATE_LIMIT_PERIOD_SECONDS"
+    | "TUNNEL_SPOOL_RETRY_SECONDS"
+    | "TUNNEL_ROUTE"
+    | "TUNNEL_RETIRED_ROUTES",
+    string
+  >
+>;
+
+type TunnelVariable = keyof TunnelVariables;
+
+/** What the tunnel knows of the app around it, beyond its variables. */
+export interface AppFacts {
+  /** The app's page paths as its router declares them (`:param` and `*` included): no route may shadow one. */
+  pages?: readonly string[];
+  /** The release the app reports: CSP reports are filed under it. */
+  release?: string;
 }
 
-/** The bindings `wrangler.toml` declares for the tunnel; all but the limiter and the dataset are optional. */
-export type TunnelEnv = Pick<Env, "TUNNEL_RATE_LIMITER" | "TUNNEL_ANALYTICS"> &
-  Partial<Pick<Env, "TUNNEL_SPOOL" | "TUNNEL_SPOOL_BUCKET" | "TUNNEL_SPOOL_CLIENT_BUDGET" | "TUNNEL_SPOOL_TOTAL_BUDGET">>;
+const DEFAULT_MAX_ENVELOPE_BYTES = 20 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
+const DEFAULT_SPOOL_RETRY_SECONDS = 10;
 
-/** The runtime parts made from the Worker's bindings. */
-export function tunnelBindings(env: TunnelEnv): TunnelRuntime {
-  const queue = env.TUNNEL_SPOOL as Queue<SpooledEnvelope> | undefined;
+/**
+ * The tunnel's settings, read once and checked: throws a {@link ConfigError} naming the first
+ * variable that is wrong, so that a bad one stops the Worker when it starts.
+ */
+export function readTunnelSettings(env: TunnelVariables, { pages = [], release }: AppFacts = {}): TunnelSettings {
+  // Renamed: it bounds the whole exchange, not only Sentry's part. A deploy still setting it would
+  // otherwise run on the default without a word.
+  if ("TUNNEL_UPSTREAM_TIMEOUT_MS" in env) {
+    throw new ConfigError("TUNNEL_TIMEOUT_MS", "replaces TUNNEL_UPSTREAM_TIMEOUT_MS, which is still set: rename it");
+  }
+  const read = variableReader(env);
+  const ownDsnText = read.text("SENTRY_DSN");
+  const ownDsn = ownDsnText === "" ? undefined : dsn("SENTRY_DSN", ownDsnText);
+  const extraDsns = read.list("TUNNEL_ALLOWED_DSNS").map((value) => dsn("TUNNEL_ALLOWED_DSNS", value));
   return {
-    rateLimiter: env.TUNNEL_RATE_LIMITER,
-    analytics: env.TUNNEL_ANALYTICS,
-    spool: queue ? createSpool({ queue, bucket: env.TUNNEL_SPOOL_BUCKET }) : undefined,
-    spoolBudget: createSpoolBudget(env.TUNNEL_SPOOL_CLIENT_BUDGET, env.TUNNEL_SPOOL_TOTAL_BUDGET),
+    allowedDsns: ownDsn ? [ownDsn, ...extraDsns] : extraDsns,
+    allowedOrigins: [...new Set(read.origins("TUNNEL_ALLOWED_ORIGINS"))],
+    maxEnvelopeBytes: read.positiveInteger("TUNNEL_MAX_ENVELOPE_BYTES", DEFAULT_MAX_ENVELOPE_BYTES),
+    timeoutMs: read.positiveInteger("TUNNEL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
+    upstreamOrigin: read.optionalOrigin("TUNNEL_UPSTREAM_ORIGIN"),
+    rateLimitPeriodSeconds: read.positiveInteger("TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
+    spoolRetrySeconds: read.positiveInteger("TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),
+    ownProject: ownDsn && { dsn: ownDsn, environment: read.text("SENTRY_ENVIRONMENT") || "production", release },
+    ...tunnelRoutes(read.text("TUNNEL_ROUTE"), read.list("TUNNEL_RETIRED_ROUTES"), ownDsn, pages),
   };
+}
+
+function dsn(variable: TunnelVariable, value: string): Dsn {
+  const parsed = parseDsn(value);
+  if (!parsed) throw new ConfigError(variable, `is not a valid Sentry DSN (https://<key>@<host>/<project id>): "${value}"`);
+  return parsed;
+}
+
+/**
+ * The route the pages post to, and every route served (decision 016). By default a path derived
+ * from the DSN; `TUNNEL_ROUTE` replaces it (`/monitoring`: the original URL, with its query). The
+ * default stays served when replaced, and so do `TUNNEL_RETIRED_ROUTES`, so that pages loaded
+ * before a change keep delivering; `/monitoring` is always served.
+ */
+function tunnelRoutes(chosen: string, retiredRoutes: readonly string[], ownDsn: Dsn | undefined, pages: readonly string[]): Pick<TunnelSettings, "route" | "routes"> {
+  const checked = (variable: TunnelVariable, value: string) => {
+    const problem = value === TUNNEL_PATH ? undefined : routeProblem(value, pages);
+    if (problem) throw new ConfigError(variable, problem);
+    return value;
+  };
+  const derived = ownDsn && derivedRoute(ownDsn.text, pages);
+  if (chosen === "" && ownDsn && !derived) {
+    throw new ConfigError("TUNNEL_ROUTE", "must be set: the app's pages claim every path it could be given by default");
+  }
+  const route = chosen === "" ? (derived ?? TUNNEL_PATH) : checked("TUNNEL_ROUTE", chosen);
+  const retired = retiredRoutes.map((value) => checked("TUNNEL_RETIRED_ROUTES", value));
+  return { route, routes: [...new Set([route, ...(derived ? [derived] : []), ...retired, TUNNEL_PATH])] };
+}
+
+/**
+ * The bindings the tunnel uses, as `wrangler.toml` declares them. Only the request limiter is
+ * required: without it any client could spend the project's quota. Without the others the tunnel
+ * works: no data points, and nothing stored when Sentry cannot take it.
+ */
+export interface TunnelBindings {
+  /** Workers Rate Limiting, keyed by the client's address: its share of the tunnel and of what the Worker reports. */
+  TUNNEL_RATE_LIMITER: Pick<RateLimit, "limit">;
+  /** Workers Analytics Engine: one data point per request and per spool outcome. */
+  TUNNEL_ANALYTICS?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
+  /** Where envelopes Sentry cannot take now are stored, and consumed from by this Worker. */
+  TUNNEL_SPOOL?: SpoolQueue;
+  /** Bodies too large for a queue message. */
+  TUNNEL_SPOOL_BUCKET?: R2Bucket;
+  /** Byte budgets of what one client, and everyone, may store. */
+  TUNNEL_SPOOL_CLIENT_BUDGET?: Pick<RateLimit, "limit">;
+  TUNNEL_SPOOL_TOTAL_BUDGET?: Pick<RateLimit, "limit">;
+}
+
+/** What the tunnel takes from the runtime besides its bindings; each has the runtime's own as default. */
+export interface TunnelRuntime {
+  /** Keeps the isolate alive for work after the answer (`waitUntil` from `cloudflare:workers`): client reports. */
+  background?: (work: Promise<unknown>) => void;
+  /** A bug in the tunnel itself; the client gets a 500 either way. */
+  reportError?: (error: unknown, request: Request) => void;
+  /** The tunnel's and the spool's log lines; one JSON line each on the console by default. */
+  log?: (line: LogLine) => void;
+  /** The clock: Sentry's limits, the breakers, the limiters' windows, the spool's ages and client reports. */
+  now?: () => number;
+  /** The spool's retry jitter. */
+  random?: () => number;
+  /** Every request towards Sentry: tests and simulations answer as Sentry would, without a socket. */
+  fetch?: typeof fetch;
 }

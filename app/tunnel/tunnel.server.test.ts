@@ -1,32 +1,31 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
-import { FakeIngest } from "../../test/support/fake-ingest";
-import { readConfig } from "../config.server";
-import type { TunnelLogLine } from "./log-line.server";
-import type { TunnelRuntime } from "./settings.server";
-import { createTunnel } from "./tunnel.server";
+import type { LogLine } from "./log-line.server";
+import { readTunnelSettings, type TunnelBindings, type TunnelRuntime } from "./settings.server";
+import { createTunnelWorker } from "./worker.server";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 const APP = "https://app.example.com";
 const PARTNER = "https://partner.example.com";
 const TUNNEL = `${APP}/monitoring?o=1&p=2&r=us`;
+const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30" });
 
-let ingest: FakeIngest;
-beforeAll(async () => {
-  ingest = await FakeIngest.start();
-});
-afterAll(() => ingest.stop());
-beforeEach(() => ingest.reset());
+/** Sentry as a stub `fetch`: it answers as `answer` says (200 by default), and counts what reached it. */
+function sentryAnswering(answer: () => Response = () => Response.json({ id: "0123456789abcdef0123456789abcdef" })) {
+  const arrivals: string[] = [];
+  const fetch = (async (url: RequestInfo | URL) => {
+    arrivals.push(String(url));
+    return answer();
+  }) as typeof globalThis.fetch;
+  return { fetch, arrivals };
+}
 
-function tunnelWith(runtime: TunnelRuntime = {}) {
-  const log: TunnelLogLine[] = [];
-  const settings = readConfig({
-    SENTRY_DSN: DSN,
-    TUNNEL_ALLOWED_ORIGINS: PARTNER,
-    TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30",
-    TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
-  }).tunnel;
-  return { tunnel: createTunnel(settings, { log: (line) => log.push(line), ...runtime }), log };
+/** The tunnel as `createTunnelWorker` builds it, every client allowed unless a limiter is given, Sentry a stub. */
+function tunnelWith({ bindings = {}, runtime = {}, sentry = sentryAnswering() }: { bindings?: Partial<TunnelBindings>; runtime?: TunnelRuntime; sentry?: ReturnType<typeof sentryAnswering> } = {}) {
+  const log: LogLine[] = [];
+  const everyClient = { limit: async () => ({ success: true }) };
+  const worker = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: everyClient, ...bindings }, { log: (line) => log.push(line), fetch: sentry.fetch, ...runtime });
+  return { tunnel: worker.fetch, log, sentry };
 }
 
 function envelopeRequest(headers: Record<string, string> = {}, url = TUNNEL, method = "POST"): Request {
@@ -42,10 +41,10 @@ async function reasonOf(response: Response): Promise<string> {
   return ((await response.json()) as { reason: string }).reason;
 }
 
-describe("createTunnel: the rate limiter", () => {
+describe("the tunnel: the rate limiter", () => {
   it("asks per client address and answers 429 the way Sentry does when it says no", async () => {
     const limit = vi.fn(async () => ({ success: false }));
-    const { tunnel, log } = tunnelWith({ rateLimiter: { limit } });
+    const { tunnel, log } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit } } });
     const response = await tunnel(envelopeRequest({ "cf-connecting-ip": "203.0.113.5" }));
     expect(limit).toHaveBeenCalledWith({ key: "203.0.113.5" });
     expect(response.status).toBe(429);
@@ -57,7 +56,7 @@ describe("createTunnel: the rate limiter", () => {
 
   it("counts requests it refuses too, and keys an IPv6 client by its /64", async () => {
     const limit = vi.fn(async () => ({ success: true }));
-    const { tunnel } = tunnelWith({ rateLimiter: { limit } });
+    const { tunnel } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit } } });
     const refused = [
       envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::1" }, TUNNEL, "GET"),
       envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::2" }, `${APP}/monitoring?x=1`),
@@ -71,25 +70,25 @@ describe("createTunnel: the rate limiter", () => {
   });
 
   it("lets envelopes through when the limiter itself fails", async () => {
-    const { tunnel, log } = tunnelWith({ rateLimiter: { limit: async () => Promise.reject(new Error("limiter down")) } });
+    const { tunnel, log, sentry } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit: async () => Promise.reject(new Error("limiter down")) } } });
     const response = await tunnel(envelopeRequest());
     expect(response.status).toBe(200);
-    expect(ingest.deliveries).toHaveLength(1);
+    expect(sentry.arrivals).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
     expect(log[0]).toMatchObject({ outcome: "forwarded", reason: null, upstream_status: 200 });
   });
 });
 
-describe("createTunnel: one path", () => {
+describe("the tunnel: one path", () => {
   it.each(["/monitoring/", "/Monitoring", "//monitoring", "/%6Donitoring"])("answers %s with 404, and forwards nothing", async (path) => {
-    const { tunnel } = tunnelWith();
+    const { tunnel, sentry } = tunnelWith();
     const response = await tunnel(envelopeRequest({}, `${APP}${path}?o=1&p=2&r=us`));
     expect(response.status).toBe(404);
     expect(await reasonOf(response)).toBe("not_found");
-    expect(ingest.arrivals).toBe(0);
+    expect(sentry.arrivals).toEqual([]);
   });
 });
 
-describe("createTunnel: CORS", () => {
+describe("the tunnel: CORS", () => {
   it("answers a partner's preflight with 204 and the partner's own origin", async () => {
     const { tunnel, log } = tunnelWith();
     const response = await tunnel(
@@ -106,11 +105,8 @@ describe("createTunnel: CORS", () => {
   });
 
   it("lets a partner read every answer, Sentry's rate limit included", async () => {
-    ingest.respondWith((_request, response) => {
-      response.writeHead(429, { "retry-after": "60", "x-sentry-rate-limits": "60:error:organization" });
-      response.end();
-    });
-    const { tunnel } = tunnelWith();
+    const sentry = sentryAnswering(() => new Response(null, { status: 429, headers: { "retry-after": "60", "x-sentry-rate-limits": "60:error:organization" } }));
+    const { tunnel } = tunnelWith({ sentry });
     for (const request of [envelopeRequest({ origin: PARTNER }), envelopeRequest({ origin: PARTNER }, `${APP}/monitoring?p=x`)]) {
       const response = await tunnel(request);
       expect(response.headers.get("access-control-allow-origin")).toBe(PARTNER);
@@ -132,45 +128,39 @@ describe("createTunnel: CORS", () => {
   });
 });
 
-describe("createTunnel: Sentry's answer", () => {
+describe("the tunnel: Sentry's answer", () => {
   it("serves an HTML answer as inert text", async () => {
-    ingest.respondWith((_request, response) => {
-      response.writeHead(200, { "content-type": "text/html" });
-      response.end("<script>alert(document.cookie)</script>");
-    });
-    const response = await tunnelWith().tunnel(envelopeRequest());
+    const sentry = sentryAnswering(() => new Response("<script>alert(document.cookie)</script>", { headers: { "content-type": "text/html" } }));
+    const response = await tunnelWith({ sentry }).tunnel(envelopeRequest());
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect(response.headers.get("x-content-type-options")).toBe("nosniff");
   });
 
   it("drops an answer body over 64 KiB and keeps its status", async () => {
-    ingest.respondWith((_request, response) => {
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(`"${"x".repeat(70 * 1024)}"`);
-    });
-    const response = await tunnelWith().tunnel(envelopeRequest());
+    const sentry = sentryAnswering(() => new Response(`"${"x".repeat(70 * 1024)}"`, { headers: { "content-type": "application/json" } }));
+    const response = await tunnelWith({ sentry }).tunnel(envelopeRequest());
     expect(response.status).toBe(200);
     expect(await response.text()).toBe("");
   });
 });
 
-describe("createTunnel: around the core", () => {
+describe("the tunnel: around the core", () => {
   it("writes one analytics data point per request, with the log line's facts", async () => {
     const writeDataPoint = vi.fn();
-    const { tunnel, log } = tunnelWith({ analytics: { writeDataPoint } });
+    const { tunnel, log } = tunnelWith({ bindings: { TUNNEL_ANALYTICS: { writeDataPoint } } });
     await tunnel(envelopeRequest({ origin: "https://evil.example" }, `${APP}/monitoring?o=1&p=2&r=us`));
     expect(writeDataPoint).toHaveBeenCalledTimes(1);
     expect(writeDataPoint).toHaveBeenCalledWith({
       blobs: ["rejected", "origin_not_allowed", ""],
-      doubles: [0, log[0]!.duration_ms, 403],
+      doubles: [0, (log[0] as { duration_ms: number }).duration_ms, 403],
       indexes: [""],
     });
   });
 
   it("answers 500 for its own bug, reports it with the request, and logs it as failed", async () => {
     const reportError = vi.fn();
-    const { tunnel, log } = tunnelWith({ reportError });
+    const { tunnel, log } = tunnelWith({ runtime: { reportError } });
     const request = envelopeRequest();
     Object.defineProperty(request, "url", {
       get() {
@@ -182,5 +172,17 @@ describe("createTunnel: around the core", () => {
     expect(await reasonOf(response)).toBe("internal_error");
     expect(reportError).toHaveBeenCalledWith(expect.objectContaining({ message: "a bug in the tunnel" }), request);
     expect(log[0]).toMatchObject({ outcome: "failed", reason: "internal_error", status: 500 });
+  });
+
+  it("logs a CSP report it failed on as a CSP report", async () => {
+    const { tunnel, log } = tunnelWith({ runtime: { reportError: () => {} } });
+    const request = new Request(`${APP}${settings.route}/csp`, { method: "POST", headers: { "content-type": "application/csp-report" }, body: "{}" });
+    Object.defineProperty(request, "body", {
+      get() {
+        throw new TypeError("a bug in the tunnel");
+      },
+    });
+    expect((await tunnel(request)).status).toBe(500);
+    expect(log[0]).toMatchObject({ kind: "security_report", reason: "internal_error" });
   });
 });

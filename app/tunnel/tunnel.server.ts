@@ -1,54 +1,61 @@
-import { admit, createGate, type Gate } from "./admit.server";
+import { admit, kindAt, type Gate } from "./admit.server";
 import { tunnelAnswer, type Answer } from "./answers.server";
-import { createDelivery, deliver, type Delivery } from "./deliver.server";
+import { deliver, type Delivery } from "./deliver.server";
 import { forwardSecurityReport } from "./forward-report.server";
-import { logToConsole, NO_FACTS, recordRequest, type Recorder, type RequestFacts } from "./log-line.server";
+import { NO_FACTS, recordRequest, type Recorder, type RequestFacts } from "./log-line.server";
 import { receiveEnvelope } from "./receive.server";
 import { corsHeadersFor } from "./request/cors.server";
-import { compileAllowList, type DsnAllowList } from "./upstream/allow-list.server";
-import type { TunnelRuntime, TunnelSettings } from "./settings.server";
 import { Deadline } from "./shared/deadline.server";
+import type { DsnAllowList } from "./upstream/allow-list.server";
 
 /** Answers one request to the tunnel; never rejects. */
 export type Tunnel = (request: Request) => Promise<Response>;
 
-/** What every request's stages share, built once per tunnel. */
-interface TunnelParts {
+/** What every request's stages share: built once, by `createTunnelWorker`. */
+export interface TunnelParts {
   gate: Gate;
   allowList: DsnAllowList;
   delivery: Delivery;
+  recorder: Recorder;
   maxEnvelopeBytes: number;
+  timeoutMs: number;
+  /** A bug in the tunnel itself; the client gets a 500 either way. */
+  reportError: (error: unknown, request: Request) => void;
+  now: () => number;
 }
 
 /**
- * Builds the tunnel: `POST /monitoring?o=&p=[&r=]` checks the envelope's header line and streams
- * the body, unchanged, to the DSN's Sentry ingest. The allow-list, the limiter, the breakers and
- * the way to the spool are made here, once; each request then passes the stages in
- * {@link serveRequest}. The Worker entry, the Remix route and the tests all use a tunnel made here.
+ * The tunnel: `POST` to a route checks the envelope's header line and streams the body, unchanged,
+ * to the DSN's Sentry ingest; `POST` to a route's report path forwards a CSP report to the app's own
+ * project. Each request passes the stages in {@link serveRequest}, then its log line is written.
  */
-export function createTunnel(settings: TunnelSettings, runtime: TunnelRuntime = {}): Tunnel {
-  const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
-  const gate = createGate(settings, runtime.rateLimiter, allowList);
-  const parts: TunnelParts = { gate, allowList, delivery: createDelivery(settings, runtime, allowList), maxEnvelopeBytes: settings.maxEnvelopeBytes };
-  const recorder: Recorder = { log: runtime.log ?? logToConsole, analytics: runtime.analytics };
-
+export function tunnelOf(parts: TunnelParts): Tunnel {
   return async (request) => {
-    const receivedAt = Date.now();
-    const deadline = new Deadline(settings.timeoutMs);
+    const receivedAt = parts.now();
+    const deadline = new Deadline(parts.timeoutMs);
     let served: Served;
     try {
       served = await serveRequest(request, deadline, parts, receivedAt);
     } catch (error) {
-      runtime.reportError?.(error, request);
-      served = { answer: tunnelAnswer("internal_error"), facts: NO_FACTS };
+      parts.reportError(error, request);
+      served = { answer: tunnelAnswer("internal_error"), facts: { ...NO_FACTS, kind: kindOfFailed(request, parts.gate) } };
     } finally {
       deadline.end();
     }
-    const cors = corsHeadersFor(request.headers.get("origin"), gate.partners);
+    const cors = corsHeadersFor(request.headers.get("origin"), parts.gate.partners);
     if (cors) for (const [name, value] of Object.entries(cors)) served.answer.response.headers.set(name, value);
-    recordRequest(served.answer, served.facts, receivedAt, recorder);
+    recordRequest(served.answer, served.facts, receivedAt, parts.recorder);
     return served.answer.response;
   };
+}
+
+/** What a request the stages failed on posted, as far as it can still be read: the bug may be in reading it. */
+function kindOfFailed(request: Request, gate: Gate): RequestFacts["kind"] {
+  try {
+    return kindAt(new URL(request.url).pathname, gate);
+  } catch {
+    return "envelope";
+  }
 }
 
 interface Served {

@@ -1,19 +1,19 @@
+import { createGate } from "./admit.server";
+import { breakersFor, type Delivery } from "./deliver.server";
+import { logToConsole } from "./log-line.server";
+import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.server";
 import { isTunnelPathSpelling, tunnelPaths } from "./request/path";
-import { tunnelBindings, type TunnelEnv, type TunnelSettings } from "./settings.server";
+import type { TunnelBindings, TunnelRuntime, TunnelSettings } from "./settings.server";
+import { createSpoolBudget } from "./spool/budget.server";
 import { createSpoolConsumer } from "./spool/consumer.server";
 import { createDeadLetterConsumer, DEAD_LETTER_QUEUE } from "./spool/dead-letters.server";
+import { createSpoolRecorder } from "./spool/record.server";
 import { SpoolStats } from "./spool/stats.server";
-import type { SpooledEnvelope } from "./spool/store.server";
-import { createTunnel, type Tunnel } from "./tunnel.server";
+import { createSpool, NO_SPOOL } from "./spool/store.server";
+import { tunnelOf, type Tunnel, type TunnelParts } from "./tunnel.server";
+import { compileAllowList } from "./upstream/allow-list.server";
 import { createClientReports, type ClientReports } from "./upstream/client-reports.server";
 import { SentryLimits } from "./upstream/sentry-limits.server";
-
-export interface TunnelWorkerOptions {
-  /** Keeps the isolate alive for work after the answer (`waitUntil` from `cloudflare:workers`): client reports. */
-  background?: (work: Promise<unknown>) => void;
-  /** A bug in the tunnel itself; the client gets a 500 either way. */
-  reportError?: (error: unknown, request: Request) => void;
-}
 
 /** Everything a Worker needs to run the tunnel: its `fetch` for the tunnel's paths, and its `queue()`. */
 export interface TunnelWorker {
@@ -22,37 +22,87 @@ export interface TunnelWorker {
   fetch: Tunnel;
   /** The Worker's `queue()` handler, for the spool and its dead-letter queue. */
   queue(batch: MessageBatch<unknown>): Promise<void>;
-  /** What this isolate stored and delivered; `undefined` without the spool. */
-  spoolStats: SpoolStats | undefined;
+  /**
+   * Whether a client (its `CF-Connecting-IP`) may send one more request now: the tunnel's own
+   * per-client limit, which the Worker's other reports can share (decision 017).
+   */
+  clientAllowed: ClientLimiter;
   /** The isolate's client reports, for what else the Worker drops on a client's account. */
   reports: ClientReports;
+  /** What this isolate stored and delivered; `undefined` when no spool is bound. */
+  spoolStats: SpoolStats | undefined;
+}
+
+/** Every part of one tunnel and its spool, each built once; {@link createTunnelWorker} puts them to work. */
+export interface TunnelWorkerParts extends TunnelParts {
+  clientAllowed: ClientLimiter;
+  reports: ClientReports;
+  stats: SpoolStats;
+  spoolBound: boolean;
+  consume: (batch: MessageBatch<unknown>) => Promise<void>;
+  settleDeadLetters: (batch: MessageBatch<unknown>) => Promise<void>;
 }
 
 /**
- * Builds the tunnel and its spool once per isolate, sharing between them what one isolate knows:
- * Sentry's rate limits, the spool's counts and the client reports. The app's Worker entry uses it,
- * and so can any other Worker (`docs/adopting.md`).
+ * The tunnel's one composition root. Builds the tunnel and its spool once per isolate, each part
+ * once, sharing between the live path and the spool what one isolate knows: the allow-list, the
+ * request limiter, Sentry's rate limits, the breakers, the spool's counts and the client reports.
+ * The app's Worker entry uses it, and so does any other Worker (`docs/adopting.md`). The clock,
+ * the randomness, `fetch` and the queue (a binding) can be replaced, for simulations and tests.
  */
-export function createTunnelWorker(settings: TunnelSettings, env: TunnelEnv, options: TunnelWorkerOptions = {}): TunnelWorker {
-  const limits = new SentryLimits();
-  const stats = new SpoolStats();
-  const reports = createClientReports(settings, { background: options.background });
-  const bindings = tunnelBindings(env);
-  const tunnel = createTunnel(settings, { ...bindings, limits, spoolStats: stats, reports, reportError: options.reportError });
-  const queue = env.TUNNEL_SPOOL as Queue<SpooledEnvelope> | undefined;
-  const deliver = queue && createSpoolConsumer(settings, { queue, bucket: env.TUNNEL_SPOOL_BUCKET, limits, reports, stats, analytics: env.TUNNEL_ANALYTICS });
-  const settleDeadLetters = createDeadLetterConsumer({ bucket: env.TUNNEL_SPOOL_BUCKET, reports, stats });
+export function createTunnelWorker(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime = {}): TunnelWorker {
+  const parts = buildTunnelParts(settings, bindings, runtime);
   const paths = tunnelPaths(settings.routes);
   return {
     serves: (pathname) => isTunnelPathSpelling(pathname, paths),
-    fetch: tunnel,
-    async queue(batch) {
-      if (batch.queue === DEAD_LETTER_QUEUE) return settleDeadLetters(batch);
-      // Without a producer there is nothing this Worker could have stored: let the queue retry.
-      if (!deliver) return batch.retryAll();
-      return deliver(batch);
-    },
-    spoolStats: bindings.spool ? stats : undefined,
+    fetch: tunnelOf(parts),
+    queue: (batch) => (batch.queue === DEAD_LETTER_QUEUE ? parts.settleDeadLetters(batch) : parts.consume(batch)),
+    clientAllowed: parts.clientAllowed,
+    reports: parts.reports,
+    spoolStats: parts.spoolBound ? parts.stats : undefined,
+  };
+}
+
+/** Missing optional bindings become parts that do nothing: no stage asks whether one is there. */
+const NO_ANALYTICS: Pick<AnalyticsEngineDataset, "writeDataPoint"> = { writeDataPoint: () => {} };
+
+/** The parts of {@link createTunnelWorker}, for it and for measurements of the stages (`npm run bench:ablation`). */
+export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime): TunnelWorkerParts {
+  const { now = Date.now, random = Math.random, fetch, log = logToConsole } = runtime;
+  const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
+  const clientAllowed = createClientLimiter(bindings.TUNNEL_RATE_LIMITER, settings.rateLimitPeriodSeconds, now);
+  const analytics = bindings.TUNNEL_ANALYTICS ?? NO_ANALYTICS;
+  const limits = new SentryLimits(now);
+  const stats = new SpoolStats();
+  const reports = createClientReports({ allowList, timeoutMs: settings.timeoutMs }, { background: runtime.background, now, fetch });
+  const queue = bindings.TUNNEL_SPOOL;
+  const bucket = bindings.TUNNEL_SPOOL_BUCKET;
+  const delivery: Delivery = {
+    maxEnvelopeBytes: settings.maxEnvelopeBytes,
+    limits,
+    breakers: breakersFor(allowList, now),
+    spool: queue ? createSpool({ queue, bucket }) : NO_SPOOL,
+    spoolBudget: createSpoolBudget(bindings.TUNNEL_SPOOL_CLIENT_BUDGET, bindings.TUNNEL_SPOOL_TOTAL_BUDGET, now),
+    spoolStats: stats,
     reports,
+    fetch,
+  };
+  const record = createSpoolRecorder({ log, analytics, stats });
+  return {
+    gate: createGate(settings, clientAllowed, allowList),
+    allowList,
+    delivery,
+    recorder: { log, analytics, now },
+    maxEnvelopeBytes: settings.maxEnvelopeBytes,
+    timeoutMs: settings.timeoutMs,
+    reportError: runtime.reportError ?? (() => {}),
+    now,
+    clientAllowed,
+    reports,
+    stats,
+    spoolBound: queue !== undefined,
+    // Without a queue there is nothing this Worker could have stored: the queue may try again.
+    consume: queue ? createSpoolConsumer(settings, { queue, bucket, allowList, limits, reports, record, now, random, fetch }) : async (batch) => batch.retryAll(),
+    settleDeadLetters: createDeadLetterConsumer({ bucket, reports, record, now }),
   };
 }

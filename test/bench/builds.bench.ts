@@ -2,7 +2,8 @@ import { existsSync, readdirSync } from "node:fs";
 
 import { it } from "vitest";
 
-import { APP_TUNNEL, root } from "../support/worker";
+import { APP_TUNNEL } from "../support/worker";
+import { root } from "../support/workerd";
 import {
   envelopeLoad,
   inRotation,

@@ -1,10 +1,8 @@
-import type { Readable } from "node:stream";
-
-import { Miniflare } from "miniflare";
 import { it } from "vitest";
 
 import { freePort } from "../support/http";
-import { APP_TUNNEL, APP_DSN, root, wranglerCompatibility } from "../support/worker";
+import { APP_TUNNEL, APP_DSN } from "../support/worker";
+import { root, startWorkerd, wranglerCompatibility } from "../support/workerd";
 import { envelopeLoad, startDrainingIngest } from "./measure";
 import { runLoad } from "./wrk";
 
@@ -45,19 +43,17 @@ async function devtools(url: string) {
 it("profiles the tunnel's isolate", async () => {
   const ingest = await startDrainingIngest();
   const inspectorPort = await freePort();
-  const miniflare = new Miniflare({
-    rootPath: root,
-    modules: [{ type: "ESModule", path: `${root}build/index.js` }],
-    ...wranglerCompatibility(),
-    bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
-    inspectorPort,
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      stdout.resume();
-      stderr.resume();
+  const worker = await startWorkerd(
+    {
+      modules: [{ type: "ESModule", path: `${root}build/index.js` }],
+      ...wranglerCompatibility(),
+      bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
+      inspectorPort,
     },
-  });
+    { output: "drop" },
+  );
   try {
-    const { origin } = await miniflare.ready;
+    const { origin } = worker;
     const load = { url: `${origin}${APP_TUNNEL}`, ...envelopeLoad(Number(process.env.BENCH_SIZE ?? 10 * 1024)) };
     await runLoad({ ...load, seconds: 1 });
 
@@ -87,7 +83,7 @@ it("profiles the tunnel's isolate", async () => {
         .map(([name, count]) => ({ "Self time": `${((100 * count) / total).toFixed(1)} %`, Function: name })),
     );
   } finally {
-    await miniflare.dispose();
+    await worker.dispose();
     await ingest.stop();
   }
 });

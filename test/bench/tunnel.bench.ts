@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { it } from "vitest";
 
 import { fetchOnce } from "../support/http";
-import { root } from "../support/worker";
+import { root } from "../support/workerd";
 import {
   clientJavaScript,
   envelopeOf,
@@ -18,6 +18,9 @@ import {
   startTunnelWorker,
   workerBundleGzipBytes,
   type BenchWorker,
+  type Budget,
+  budgetVerdict,
+  BUDGETS_ONLY_REPORT,
 } from "./measure";
 import { ensureWrk, requestsPerSecond, type Load } from "./wrk";
 
@@ -31,7 +34,7 @@ interface Figure {
   control: number;
   unit: string;
   ratio: number;
-  budget?: { max?: number; min?: number };
+  budget?: Budget;
 }
 
 /** Tunnel and control take turns, the first place swapping each round: the median of each side, and their paired ratio. */
@@ -51,12 +54,6 @@ async function alternate(measureTunnel: () => Promise<number>, measureControl: (
 
 function ratioFigure(figure: string, unit: string, values: { tunnel: number; control: number; ratio: number }, budget?: Figure["budget"]): Figure {
   return { figure, unit, ...values, budget };
-}
-
-function verdict({ ratio, budget }: Pick<Figure, "ratio" | "budget">): string {
-  if (!budget) return "reported";
-  const met = (budget.min === undefined || ratio >= budget.min) && (budget.max === undefined || ratio <= budget.max);
-  return `${met ? "met" : "MISSED"} (${budget.min !== undefined ? `≥ ${budget.min}` : `≤ ${budget.max}`})`;
 }
 
 it("measures the tunnel against a bare pass-through Worker", async () => {
@@ -165,8 +162,9 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
     Tunnel: `${figure.tunnel.toFixed(figure.unit === "ms" ? 3 : 1)} ${figure.unit}`,
     Control: `${figure.control.toFixed(figure.unit === "ms" ? 3 : 1)} ${figure.unit}`,
     "Ratio or value": figure.ratio.toFixed(2),
-    Budget: verdict(figure),
+    Budget: budgetVerdict(figure.ratio, figure.budget),
   }));
+  console.log(BUDGETS_ONLY_REPORT);
   console.table(rows);
   writeFileSync(`${root}test/bench/last-run.json`, `${JSON.stringify({ measuredAt: new Date().toISOString(), figures: rows }, null, 2)}\n`);
 });

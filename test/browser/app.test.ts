@@ -4,7 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
-import { root } from "../support/worker";
+import { root } from "../support/workerd";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
 describe("the app in Chromium, served by wrangler dev", () => {

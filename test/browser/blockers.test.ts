@@ -7,7 +7,8 @@ import { loadFilterEngines, type BlockerRequest, type FilterEngines } from "../.
 import { launchChromium, newVisitor } from "../support/chromium";
 import { eventually } from "../support/eventually";
 import { FakeIngest } from "../support/fake-ingest";
-import { APP_DSN, APP_ROUTE, APP_TUNNEL, root } from "../support/worker";
+import { APP_DSN, APP_ROUTE, APP_TUNNEL } from "../support/worker";
+import { root } from "../support/workerd";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
 const ERROR = "Self-test: an error thrown in the browser";

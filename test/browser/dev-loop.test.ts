@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium";
 import { eventually } from "../support/eventually";
 import { startNpmScript, type RunningScript } from "../support/npm-script";
-import { root } from "../support/worker";
+import { root } from "../support/workerd";
 
 /** The README's URLs for `npm run dev`: the app, and Spotlight beside it. */
 const APP = "http://localhost:8787";
@@ -50,7 +50,7 @@ describe("the edit loop: npm run dev at the README's URL", () => {
     await eventually(async () => {
       const answer = await fetch(`${APP}/dev-loop-probe`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
       return answer?.ok === true && (await answer.text()).includes("server first, page first");
-    }, SAVE_TO_PAGE_MS, 100);
+    }, SAVE_TO_PAGE_MS, { pollMs: 100 });
 
     const page = await browser.newPage();
     await page.goto(`${APP}/dev-loop-probe`, { waitUntil: "load" });

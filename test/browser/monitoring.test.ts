@@ -7,7 +7,8 @@ import { launchChromium, newVisitor } from "../support/chromium";
 import { payloads, received, type Received } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { answerOk, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
-import { APP_TUNNEL, APP_DSN, bundleFixture } from "../support/worker";
+import { APP_TUNNEL, APP_DSN } from "../support/worker";
+import { bundleFixture } from "../support/workerd";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
 interface Breadcrumb {
@@ -380,7 +381,7 @@ describe("monitoring in Chromium, through the tunnel", () => {
     ingest.respondWith(answerWithCors);
     const probe = `${JSON.stringify({ dsn: APP_DSN })}\n{"type":"event"}\n{}\n`;
     // Every 500 ms: faster, the probes alone would bring this client to the tunnel's own limit.
-    await eventually(async () => (await fetch(`${server.origin}${APP_TUNNEL}`, { method: "POST", body: probe })).status === 200, 10_000, 500);
+    await eventually(async () => (await fetch(`${server.origin}${APP_TUNNEL}`, { method: "POST", body: probe })).status === 200, 10_000, { pollMs: 500 });
   });
 
   it("keeps errors captured offline and sends them all when the network is back", async () => {

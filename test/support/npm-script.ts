@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 
 import { eventually } from "./eventually";
-import { root } from "./worker";
+import { root } from "./workerd";
 
 export interface RunningScript {
   /** Ctrl-C, as a developer stops it; resolves once the script and its URLs are gone. */
@@ -26,10 +26,10 @@ export async function startNpmScript(args: string[], urls: string[], env: Record
       process.kill(-started.pid, "SIGINT");
       await exited;
     }
-    await eventually(async () => !(await Promise.all(urls.map(serving))).some(Boolean), 10_000, 100);
+    await eventually(async () => !(await Promise.all(urls.map(serving))).some(Boolean), 10_000, { pollMs: 100 });
   };
   try {
-    await eventually(async () => (await Promise.all(urls.map(serving))).every(Boolean), 110_000, 250);
+    await eventually(async () => (await Promise.all(urls.map(serving))).every(Boolean), 110_000, { pollMs: 250 });
   } catch (error) {
     await stop();
     throw error;

@@ -1,15 +1,8 @@
 import { existsSync } from "node:fs";
-import type { Readable } from "node:stream";
-import { fileURLToPath } from "node:url";
 
-import { build } from "esbuild";
-import { Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 
-import { fetchOnce } from "./http";
-import { workerdChildren } from "./process-memory";
-
-export const root = fileURLToPath(new URL("../..", import.meta.url));
+import { bundleFixture, root, startWorkerd, wranglerCompatibility, type Workerd } from "./workerd";
 
 /** A DSN of the Sentry SaaS form, for the app itself. */
 export const APP_DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
@@ -18,25 +11,10 @@ export const APP_TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 /** The route the pages post to for {@link APP_DSN} by default: derived from it (decision 016). */
 export const APP_ROUTE = "/6b1xzn8op8";
 
-export interface RunningWorker {
-  /** Where workerd listens on loopback: the app's own origin, as a browser would see it. */
-  origin: string;
-  /**
-   * A real HTTP request to the Worker, on its own connection. Not `dispatchFetch`: that streams
-   * every body without a Content-Length, and how the tunnel treats a declared length is tested.
-   */
-  fetch(path: string, init?: RequestInit): Promise<Response>;
+/** The app's built Worker in workerd. */
+export interface RunningWorker extends Workerd {
   /** POSTs `body` to the tunnel ({@link APP_TUNNEL} unless `path` says otherwise), on its own connection. */
   post(body: Uint8Array | ReadableStream<Uint8Array<ArrayBuffer>>, headers?: Record<string, string>, path?: string): Promise<Response>;
-  /** Lines the Worker wrote to stdout and stderr. */
-  logs: string[];
-  /** The Worker's own structured lines of one kind, parsed, oldest first. */
-  logLines<T = Record<string, unknown>>(event: "tunnel" | "tunnel_spool" | "tunnel_start"): T[];
-  /** The workerd process that runs it. */
-  pid: number;
-  /** The Worker's bindings, reached from Node (the spool's queue and bucket, for one). */
-  bindings(): Promise<Record<string, unknown>>;
-  dispose(): Promise<void>;
 }
 
 /** The parts of `wrangler.toml`'s `[[ratelimits]]` and `[[analytics_engine_datasets]]` that Miniflare takes. */
@@ -57,6 +35,8 @@ export interface WorkerOptions {
   rateLimits?: Record<string, { limit: number; period: number }>;
   /** `false`: no spool bindings, as a deployment without them runs; Sentry's failures then reach the client. */
   spool?: boolean;
+  /** A module under the project whose `plant()` runs once the Worker's module has loaded. */
+  plant?: string;
 }
 
 /** The parts of `wrangler.toml`'s queues and R2 buckets that Miniflare takes. */
@@ -69,34 +49,20 @@ interface BucketSettings {
   bucket_name: string;
 }
 
-/** The compatibility date and flags of `wrangler.toml`, for every Worker the tests and benchmarks run. */
-export function wranglerCompatibility(): { compatibilityDate: string | undefined; compatibilityFlags: string[] } {
-  const config = unstable_readConfig({ config: `${root}wrangler.toml` });
-  return { compatibilityDate: config.compatibility_date, compatibilityFlags: config.compatibility_flags };
-}
-
 /**
  * The built Worker (`build/index.js`, made by `npm run build`) in workerd, configured as
- * `wrangler.toml` says (vars, rate limiter, analytics dataset), with `vars` laid over the file's own.
+ * `wrangler.toml` says (vars, rate limiter, analytics dataset, spool), with `vars` laid over the
+ * file's own. `plant` names a module whose `plant()` runs when the Worker's module has loaded,
+ * before any request (a bug planted in the tunnel, say): the Worker entry's own wiring runs, unchanged.
  */
 export async function startWorker(vars: Record<string, string> = {}, options: WorkerOptions = {}): Promise<RunningWorker> {
   const main = `${root}build/index.js`;
   if (!existsSync(main)) throw new Error("build/index.js is missing: run `npm run build` (npm test does) first");
   const config = unstable_readConfig({ config: `${root}wrangler.toml` });
-  const logs: string[] = [];
-  const collect = (stream: Readable) => {
-    let pending = "";
-    stream.on("data", (chunk: Buffer) => {
-      const lines = (pending + chunk.toString("utf8")).split("\n");
-      pending = lines.pop() ?? "";
-      logs.push(...lines);
-    });
-  };
-  const before = workerdChildren();
-  const miniflare = new Miniflare({
-    rootPath: root,
+  const script = options.plant ? await bundleFixture(options.plant, `import { plant } from "./${options.plant}";\nplant();\nexport { default } from "./build/index.js";\n`) : main;
+  const worker = await startWorkerd({
     // The Remix bundle has a dynamic import(), which Miniflare's module scan refuses: list the module.
-    modules: [{ type: "ESModule", path: main }],
+    modules: [{ type: "ESModule", path: script }],
     ...wranglerCompatibility(),
     bindings: { ...(config.vars as Record<string, string>), ...vars },
     ratelimits: Object.fromEntries(
@@ -110,32 +76,12 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
     ),
     ...(options.spool === false ? {} : spoolBindings(config.queues as QueueSettings, config.r2_buckets as BucketSettings[])),
     assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      collect(stdout);
-      collect(stderr);
-    },
   });
-  const { origin } = await miniflare.ready;
-  const [pid] = [...workerdChildren()].filter((child) => !before.has(child));
-  if (pid === undefined) throw new Error("the workerd process Miniflare started was not found");
   return {
-    pid,
-    origin,
-    // Joined, not resolved: `//monitoring` must reach the Worker as a path, not as a host.
-    fetch: (path, init) => fetchOnce(new URL(`${origin}${path}`), init),
+    ...worker,
     post: (body, headers = {}, path = APP_TUNNEL) =>
-      fetchOnce(new URL(`${origin}${path}`), { method: "POST", body: body instanceof ReadableStream ? body : new Uint8Array(body), headers }),
-    logs,
-    logLines: (event) => logLinesOf(logs, event),
-    bindings: () => miniflare.getBindings(),
-    dispose: () => miniflare.dispose(),
+      worker.fetch(path, { method: "POST", body: body instanceof ReadableStream ? body : new Uint8Array(body), headers }),
   };
-}
-
-/** The structured lines of one kind among a Worker's output: `{"event":"tunnel",…}` and the like. */
-function logLinesOf<T>(logs: readonly string[], event: string): T[] {
-  const prefix = `{"event":${JSON.stringify(event)},`;
-  return logs.filter((line) => line.startsWith(prefix)).map((line) => JSON.parse(line) as T);
 }
 
 /**
@@ -153,25 +99,4 @@ function spoolBindings(queues: QueueSettings, buckets: BucketSettings[]) {
     ),
     r2Buckets: Object.fromEntries(buckets.map(({ binding, bucket_name }) => [binding, bucket_name])),
   };
-}
-
-/**
- * Bundles a fixture (a path under the project: a Worker for workerd, or a script for the browser)
- * as the app's build does, and returns the bundle's path: under `.cache/` (workerd refuses paths
- * above the project), outside `build/`, which is deployed.
- */
-export async function bundleFixture(entry: string): Promise<string> {
-  const outfile = `${root}.cache/fixtures/${entry.replaceAll("/", "-").replace(/\.ts$/, ".js")}`;
-  await build({
-    entryPoints: [`${root}${entry}`],
-    outfile,
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    conditions: ["workerd", "worker", "browser"],
-    mainFields: ["browser", "module", "main"],
-    external: ["node:*", "cloudflare:*"],
-    logLevel: "error",
-  });
-  return outfile;
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 
 import { eventually } from "./eventually";
 import { freePort } from "./http";
-import { root } from "./worker";
+import { root } from "./workerd";
 
 export interface DevServer {
   origin: string;
@@ -75,7 +75,7 @@ async function waitUntilServing(origin: string, child: ChildProcess, output: () 
       return false; // Not listening yet.
     }
   };
-  await eventually(serving, 90_000, 250).catch((error: Error) => {
+  await eventually(serving, 90_000, { pollMs: 250 }).catch((error: Error) => {
     throw error.message.startsWith("wrangler dev exited") ? error : new Error(`wrangler dev did not serve ${origin} within 90 s:\n${output()}`);
   });
 }

@@ -1,35 +1,65 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { promisify } from "node:util";
 
-import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { buildEnvelope } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { FakeIngest } from "../support/fake-ingest";
-import { fetchOnce } from "../support/http";
-import { APP_TUNNEL, APP_DSN, bundleFixture, root, wranglerCompatibility } from "../support/worker";
+import { APP_DSN, APP_ROUTE } from "../support/worker";
+import { root, startFixture, type Workerd } from "../support/workerd";
 
-/** The entry file of `docs/adopting.md`, exactly as the page gives it, in a project laid out as it says. */
+/** The adopter's project, as `docs/adopting.md` lays it out: `tunnel/` beside the entry. */
+const PROJECT = ".cache/adopting";
+
+/** The entry of `docs/adopting.md`, exactly as the page gives it. */
 function entryFromTheDocs(): string {
-  const page = readFileSync(`${root}docs/adopting.md`, "utf8");
-  const code = /```ts\n([\s\S]*?)```/.exec(page)?.[1];
+  const code = /```ts\n([\s\S]*?)```/.exec(readFileSync(`${root}docs/adopting.md`, "utf8"))?.[1];
   if (!code) throw new Error("docs/adopting.md has no ts block");
-  // The page's project has app/ beside the entry; here the entry sits two folders down.
-  mkdirSync(`${root}.cache/adopting`, { recursive: true });
-  writeFileSync(`${root}.cache/adopting/worker.ts`, code.replaceAll('"./app/', '"../../app/'));
-  return ".cache/adopting/worker.ts";
+  return code;
 }
 
-describe("the tunnel in another Worker, built from docs/adopting.md alone", () => {
+/**
+ * Step 2's `npx wrangler types`, for the bindings and variables the page says to copy: the one
+ * required binding, the spool's, and the DSN.
+ */
+const ADOPTERS_ENV = `interface Env {
+  TUNNEL_RATE_LIMITER: RateLimit;
+  TUNNEL_ANALYTICS: AnalyticsEngineDataset;
+  TUNNEL_SPOOL: Queue;
+  TUNNEL_SPOOL_BUCKET: R2Bucket;
+  SENTRY_DSN: string;
+}
+declare namespace Cloudflare {
+  interface Env extends globalThis.Env {}
+}
+`;
+
+/** The page's steps 1 to 3, and nothing else: `app/tunnel/` alone, the generated `Env`, the entry. */
+function adoptersProject(): void {
+  rmSync(`${root}${PROJECT}`, { recursive: true, force: true });
+  mkdirSync(`${root}${PROJECT}`, { recursive: true });
+  cpSync(`${root}app/tunnel`, `${root}${PROJECT}/tunnel`, { recursive: true, filter: (source) => !/\.(test|workerd)\.ts$/.test(source) });
+  writeFileSync(`${root}${PROJECT}/worker-configuration.d.ts`, ADOPTERS_ENV);
+  writeFileSync(`${root}${PROJECT}/worker.ts`, entryFromTheDocs());
+  // Strict, as this project is; the packages are found in this project's node_modules, above.
+  writeFileSync(
+    `${root}${PROJECT}/tsconfig.json`,
+    JSON.stringify({
+      include: ["**/*.ts"],
+      compilerOptions: { strict: true, noEmit: true, target: "ES2022", module: "ESNext", moduleResolution: "Bundler", lib: ["ES2023"], types: ["@cloudflare/workers-types"], skipLibCheck: true },
+    }),
+  );
+}
+
+describe("the tunnel in another Worker, from a copy of app/tunnel/ alone, as docs/adopting.md says", () => {
   let ingest: FakeIngest;
-  let miniflare: Miniflare;
-  let origin: URL;
+  let worker: Workerd;
   beforeAll(async () => {
+    adoptersProject();
     ingest = await FakeIngest.start();
-    const script = await bundleFixture(entryFromTheDocs());
-    miniflare = new Miniflare({
-      modules: [{ type: "ESModule", path: script }],
-      ...wranglerCompatibility(),
+    worker = await startFixture(`${PROJECT}/worker.ts`, {
       bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", TUNNEL_SPOOL_RETRY_SECONDS: "1" },
       ratelimits: { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000, period: 10 } } },
       analyticsEngineDatasets: { TUNNEL_ANALYTICS: { dataset: "tunnel_envelopes" } },
@@ -37,20 +67,28 @@ describe("the tunnel in another Worker, built from docs/adopting.md alone", () =
       queueConsumers: { "tunnel-spool": { maxBatchTimeout: 1 } },
       r2Buckets: ["TUNNEL_SPOOL_BUCKET"],
     });
-    origin = await miniflare.ready;
   });
   afterAll(async () => {
-    await miniflare?.dispose();
+    await worker?.dispose();
     await ingest?.stop();
   });
 
-  const post = (body: Buffer) => fetchOnce(new URL(APP_TUNNEL, origin), { method: "POST", body: new Uint8Array(body) });
+  it("type-checks in strict mode with nothing of this project's beside it", async () => {
+    const tsc = `${root}node_modules/typescript/bin/tsc`;
+    const checked = await promisify(execFile)(process.execPath, [tsc, "-p", `${root}${PROJECT}/tsconfig.json`]).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? String(error),
+    );
+    expect(checked).toBe("");
+  });
 
-  it("forwards an envelope, byte for byte, and leaves every other path to the Worker", async () => {
+  const post = (body: Buffer) => worker.fetch(APP_ROUTE, { method: "POST", body: new Uint8Array(body) });
+
+  it("forwards an envelope, byte for byte, on the route derived from the DSN, and leaves every other path to the Worker", async () => {
     const { body } = buildEnvelope();
     expect((await post(body)).status).toBe(200);
     expect(ingest.deliveries.at(-1)!.body.equals(body)).toBe(true);
-    expect(await (await fetchOnce(new URL("/", origin))).text()).toBe("Your app answers here.");
+    expect(await (await worker.fetch("/")).text()).toBe("Your app answers here.");
   });
 
   it("refuses an envelope for a DSN it may not forward", async () => {
@@ -70,6 +108,6 @@ describe("the tunnel in another Worker, built from docs/adopting.md alone", () =
     const { id, body } = buildEnvelope();
     expect((await post(body)).status).toBe(202);
     ingest.reset();
-    await eventually(() => ingest.deliveries.some((delivery) => delivery.body.includes(id)), 15_000, 100);
+    await eventually(() => ingest.deliveries.some((delivery) => delivery.body.includes(id)), 15_000, { pollMs: 100 });
   });
 });

@@ -2,7 +2,8 @@ import { readdirSync } from "node:fs";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { APP_DSN, root, startWorker, type RunningWorker } from "../support/worker";
+import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
+import { root } from "../support/workerd";
 
 describe("the app in workerd", () => {
   let worker: RunningWorker;

@@ -5,7 +5,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { payloads, received } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
-import { APP_ROUTE, APP_DSN, root } from "../support/worker";
+import { APP_ROUTE, APP_DSN } from "../support/worker";
+import { root } from "../support/workerd";
 
 interface SentryEvent {
   event_id: string;

@@ -38,7 +38,7 @@ const cspReport = (blocked = "https://evil.example/x.js") =>
 
 /** Waits until at least `needMs` remain in the rate limiter's current window (windows are aligned to the period). */
 async function freshWindow(needMs: number): Promise<void> {
-  await eventually(() => PERIOD_MS - (Date.now() % PERIOD_MS) > needMs, PERIOD_MS, 50);
+  await eventually(() => PERIOD_MS - (Date.now() % PERIOD_MS) > needMs, PERIOD_MS, { pollMs: 50 });
 }
 
 function ownEvents(ingest: FakeIngest) {

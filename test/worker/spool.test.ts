@@ -2,7 +2,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 
-import type { SpooledEnvelope } from "../../app/tunnel";
+import type { SpooledEnvelope } from "../../app/tunnel/testing";
 import { buildEnvelope, parseEnvelope } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { answerOk, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
@@ -39,7 +39,11 @@ function content(body: Buffer, gzip: boolean): { header: Record<string, unknown>
 /** An ingest whose answers a test switches; it records every envelope it accepted with a 2xx. */
 class SwitchableIngest {
   readonly accepted: { id: string; body: Buffer; gzip: boolean }[] = [];
-  constructor(readonly ingest: FakeIngest) {}
+  readonly ingest: FakeIngest;
+
+  constructor(ingest: FakeIngest) {
+    this.ingest = ingest;
+  }
 
   set(behaviour: "up" | "503" | "silent" | IngestBehaviour): void {
     this.ingest.respondWith((request, response, body) => {
@@ -119,7 +123,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
 
     const accepted = envelopes.filter((envelope) => (statuses.get(envelope.id) ?? 0) < 300);
     // Envelopes tried during the outage wait out their backoff (from 1 s here, doubling, with jitter).
-    await eventually(() => accepted.every((envelope) => upstream.counts().has(envelope.id)), 120_000, 200);
+    await eventually(() => accepted.every((envelope) => upstream.counts().has(envelope.id)), 120_000, { pollMs: 200 });
     const counts = upstream.counts();
     const byId = new Map(upstream.accepted.map((delivery) => [delivery.id, delivery]));
     const changed = accepted.filter((envelope) => {
@@ -187,7 +191,7 @@ describe("the spool keeps what Sentry refused out of it", () => {
     const legacy = APP_DSN.replace("@", ":legacysecret@");
     const sent = Buffer.from(`${JSON.stringify({ dsn: legacy, event_id: "a".repeat(32) })}\n{"type":"event"}\n{}\n`);
     expect((await worker.post(sent)).status).toBe(202);
-    await eventually(() => worker.logLines("tunnel_spool").some((line) => line.outcome !== "retried"), 10_000, 50);
+    await eventually(() => worker.logLines("tunnel_spool").some((line) => line.outcome !== "retried"), 10_000, { pollMs: 50 });
     expect(worker.logLines("tunnel_spool").at(-1)).toMatchObject({ outcome: "delivered" });
     expect(ingest.deliveries.at(-1)!.body.toString("utf8")).toContain(`"dsn":${JSON.stringify(legacy)}`);
   });
@@ -232,7 +236,7 @@ describe("the spool keeps what Sentry refused out of it", () => {
         return response.status === 200;
       },
       5_000,
-      100,
+      { pollMs: 100 },
     );
     expect(calls).toBe(reportsSoFar + 3);
   });

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { eventually } from "../support/eventually";
 import { freePort } from "../support/http";
-import { APP_TUNNEL, APP_DSN, root, startWorker, type RunningWorker } from "../support/worker";
+import { APP_TUNNEL, APP_DSN, startWorker, type RunningWorker } from "../support/worker";
+import { root } from "../support/workerd";
 
 /** What `npm start` runs: the tunnel and the Worker's own SDK both sending to a real Spotlight. */
 describe("with Spotlight as the local Sentry", () => {
@@ -28,7 +29,7 @@ describe("with Spotlight as the local Sentry", () => {
         .catch(() => undefined);
       return true;
     };
-    await eventually(subscribe, 20_000, 200);
+    await eventually(subscribe, 20_000, { pollMs: 200 });
     worker = await startWorker({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "development", TUNNEL_UPSTREAM_ORIGIN: origin });
   });
   afterAll(async () => {

@@ -1,14 +1,12 @@
-import type { Readable } from "node:stream";
-
-import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { payloads, received } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { FakeIngest } from "../support/fake-ingest";
-import { fetchOnce, stalledUpload } from "../support/http";
+import { stalledUpload } from "../support/http";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
-import { APP_DSN, APP_ROUTE, bundleFixture, wranglerCompatibility } from "../support/worker";
+import { APP_DSN, APP_ROUTE } from "../support/worker";
+import { startFixture, type Workerd } from "../support/workerd";
 
 /** `wrangler.toml`'s per-client limit: a client's share of what the Worker reports, per 10 s. */
 const SHARE = { limit: 60, period: 10 };
@@ -41,36 +39,28 @@ const windowsTouched = (startedAt: number, endedAt: number) => Math.floor(endedA
 describe("no stranger makes the Worker report more than its share (decision 017)", () => {
   describe("a bug no test foresaw: a route that throws on every request", () => {
     let ingest: FakeIngest;
-    let miniflare: Miniflare;
-    let origin: URL;
-    const logs: string[] = [];
+    let worker: Workerd;
     beforeAll(async () => {
       ingest = await FakeIngest.start();
-      miniflare = new Miniflare({
-        modules: [{ type: "ESModule", path: await bundleFixture("test/worker/fixtures/throwing-route.ts") }],
-        ...wranglerCompatibility(),
+      worker = await startFixture("test/worker/fixtures/throwing-route.ts", {
         bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
         ratelimits: { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: SHARE } },
         analyticsEngineDatasets: { TUNNEL_ANALYTICS: { dataset: "tunnel_envelopes" } },
-        handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-          for (const stream of [stdout, stderr]) stream.on("data", (chunk: Buffer) => logs.push(...chunk.toString("utf8").split("\n")));
-        },
       });
-      origin = await miniflare.ready;
     });
     afterAll(async () => {
-      await miniflare?.dispose();
+      await worker?.dispose();
       await ingest?.stop();
     });
 
     it("hammered by one client, sends at most that client's share, answers every request, and counts the rest", async () => {
       const startedAt = Date.now();
-      const statuses = await hammer(200, () => fetchOnce(new URL("/anything", origin), { headers: { "cf-connecting-ip": "203.0.113.7" } }));
+      const statuses = await hammer(200, () => worker.fetch("/anything", { headers: { "cf-connecting-ip": "203.0.113.7" } }));
       const share = SHARE.limit * windowsTouched(startedAt, Date.now());
       expect(statuses.every((status) => status === 500)).toBe(true);
 
       // Each request makes an error and a transaction: 400 reports asked for.
-      const dropped = () => logs.filter((line) => line.startsWith('{"event":"report_dropped","reason":"client_share"')).length;
+      const dropped = () => worker.logLines<{ reason: string }>("report_dropped").filter((line) => line.reason === "client_share").length;
       const reported = () => payloads(fromWorker(ingest), "event").length + payloads(fromWorker(ingest), "transaction").length;
       await eventually(() => reported() + dropped() === 400, 15_000);
       console.log(`throwing route: 200 requests, ${reported()} reports sent (share ${share}), ${dropped()} dropped`);
@@ -87,7 +77,7 @@ describe("no stranger makes the Worker report more than its share (decision 017)
 
       // Another client has its own share.
       const before = payloads(fromWorker(ingest), "event").length;
-      expect((await fetchOnce(new URL("/anything", origin), { headers: { "cf-connecting-ip": "198.51.100.9" } })).status).toBe(500);
+      expect((await worker.fetch("/anything", { headers: { "cf-connecting-ip": "198.51.100.9" } })).status).toBe(500);
       await eventually(() => payloads(fromWorker(ingest), "event").length === before + 1);
     }, 60_000);
   });

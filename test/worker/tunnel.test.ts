@@ -1,16 +1,15 @@
 import { request as httpRequest } from "node:http";
 import { deflateSync, gzipSync } from "node:zlib";
 
-import { Miniflare } from "miniflare";
 import { beforeEach, describe, expect, it } from "vitest";
 
-import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "../../app/tunnel";
+import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "../../app/tunnel/testing";
 import { buildEnvelope } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { FakeIngest } from "../support/fake-ingest";
-import { fetchOnce, freePort, stalledUpload } from "../support/http";
+import { freePort, stalledUpload } from "../support/http";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
-import { APP_DSN, APP_TUNNEL, bundleFixture, startWorker, wranglerCompatibility, type RunningWorker } from "../support/worker";
+import { APP_DSN, APP_TUNNEL, startWorker, type RunningWorker } from "../support/worker";
 
 const SELF_HOSTED_DSN = "http://fedcba9876543210fedcba9876543210@sentry.example.com/base/77";
 const MiB = 1024 * 1024;
@@ -320,18 +319,15 @@ function streamOf(bytes: Buffer, chunkSize = 64 * 1024): ReadableStream<Uint8Arr
 describe("a bug in the tunnel itself", () => {
   it("answers 500 and is reported by the Worker's own SDK, straight to Sentry, not through the tunnel", async () => {
     const ingest = await FakeIngest.start();
-    const script = await bundleFixture("test/worker/fixtures/broken-tunnel.ts");
-    const miniflare = new Miniflare({
-      modules: [{ type: "ESModule", path: script }],
-      ...wranglerCompatibility(),
-      bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
-    });
+    // The Worker entry's own wiring, with a bug planted in the tunnel's allow-list lookup.
+    const worker = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin }, { plant: "test/worker/fixtures/planted-bug.ts" });
     try {
-      const { origin } = await miniflare.ready;
-      const response = await fetchOnce(new URL(APP_TUNNEL, origin), {
-        method: "POST",
-        body: new Uint8Array(buildEnvelope({ attachmentBytes: 100 }).body),
-        headers: { authorization: "Basic dHVubmVsLXVzZXI6dHVubmVsLXBhc3N3b3Jk", "x-api-key": "tunnel-api-key-value", cookie: "sid=tunnel-cookie-value" },
+      // The spelling the planted bug throws on: the app's DSN with a legacy secret.
+      const dsn = APP_DSN.replace("@", ":plantedbug@");
+      const response = await worker.post(buildEnvelope({ attachmentBytes: 100, dsn }).body, {
+        authorization: "Basic dHVubmVsLXVzZXI6dHVubmVsLXBhc3N3b3Jk",
+        "x-api-key": "tunnel-api-key-value",
+        cookie: "sid=tunnel-cookie-value",
       });
       expect(response.status).toBe(500);
       expect(await response.json()).toMatchObject({ reason: "internal_error" });
@@ -345,8 +341,9 @@ describe("a bug in the tunnel itself", () => {
       for (const secret of ["dHVubmVsLXVzZXI6dHVubmVsLXBhc3N3b3Jk", "tunnel-api-key-value", "tunnel-cookie-value"]) {
         expect(report!.body.toString("utf8")).not.toContain(secret);
       }
+      expect(worker.logLines("tunnel")).toEqual([expect.objectContaining({ kind: "envelope", outcome: "failed", reason: "internal_error", status: 500 })]);
     } finally {
-      await miniflare.dispose();
+      await worker.dispose();
       await ingest.stop();
     }
   });

@@ -1,4 +1,4 @@
-import { readUpTo } from "../shared/body.server";
+import { readUpTo, utf8Bytes } from "../shared/body.server";
 import type { Deadline } from "../shared/deadline.server";
 
 /** A browser's report is a few hundred bytes; a batch of the Reporting API a few KiB. */
@@ -42,14 +42,14 @@ export async function readSecurityReport(request: Request, deadline: Deadline): 
 function violationReport(body: Uint8Array<ArrayBuffer>, mediaType: string): Uint8Array<ArrayBuffer> | undefined {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
   } catch {
     return undefined;
   }
   if (mediaType === "application/csp-report") return isObject(parsed) && isObject(parsed["csp-report"]) ? body : undefined;
   if (!Array.isArray(parsed) || parsed.length === 0) return undefined;
   if (!parsed.every((report: unknown) => isObject(report) && report.type === "csp-violation" && isObject(report.body))) return undefined;
-  return parsed.length === 1 ? body : new TextEncoder().encode(JSON.stringify(parsed.slice(0, 1)));
+  return parsed.length === 1 ? body : utf8Bytes(JSON.stringify(parsed.slice(0, 1)));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

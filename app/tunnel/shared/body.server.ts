@@ -1,6 +1,13 @@
 /** A chunk of a request body: always backed by a plain ArrayBuffer. */
 export type BodyChunk = Uint8Array<ArrayBuffer>;
 
+const encoder = new TextEncoder();
+
+/** A string's UTF-8 bytes. `TextEncoder` always returns a fresh array of its own; workers-types types it loosely. */
+export function utf8Bytes(text: string): BodyChunk {
+  return encoder.encode(text) as BodyChunk;
+}
+
 /** Where the body's chunks come from: a stream's reader, or a body already read whole. */
 export type ChunkSource = Pick<ReadableStreamDefaultReader<BodyChunk>, "read">;
 

@@ -11,11 +11,13 @@ export class LimitWindow {
   #end = 0;
   readonly #refused = new Set<string>();
   readonly #carried = new Map<string, number>();
+  readonly #periodMs: number;
+  readonly #now: () => number;
 
-  constructor(
-    private readonly periodMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(periodMs: number, now: () => number = Date.now) {
+    this.#periodMs = periodMs;
+    this.#now = now;
+  }
 
   /** The binding refused `key` in this window. */
   isRefused(key: string): boolean {
@@ -39,7 +41,7 @@ export class LimitWindow {
   }
 
   #turn(): void {
-    const end = (Math.floor(this.now() / this.periodMs) + 1) * this.periodMs;
+    const end = (Math.floor(this.#now() / this.#periodMs) + 1) * this.#periodMs;
     if (end === this.#end) return;
     this.#refused.clear();
     this.#carried.clear();

@@ -20,14 +20,14 @@ export type SpoolBudget = (clientIp: string | null, bytes: number) => Promise<bo
  * The bytes short of a whole unit are carried in the isolate until they make one, so that a small
  * envelope usually costs no call at all and a large one a call per unit. The client's budget is
  * asked first, so that a client over its own spends nothing of the total. Like the request limiter,
- * a budget whose binding fails lets the envelope be stored.
+ * a budget whose binding fails lets the envelope be stored, and one not bound never says no: only
+ * the request limit then bounds what a client stores.
  */
 export function createSpoolBudget(
   perClient: Pick<RateLimit, "limit"> | undefined,
   total: Pick<RateLimit, "limit"> | undefined,
   now: () => number = Date.now,
-): SpoolBudget | undefined {
-  if (!perClient && !total) return undefined;
+): SpoolBudget {
   const window = new LimitWindow(SPOOL_BUDGET_PERIOD_SECONDS * 1000, now);
   const spend = async (limiter: Pick<RateLimit, "limit"> | undefined, key: string, bytes: number): Promise<boolean> => {
     if (!limiter) return true;

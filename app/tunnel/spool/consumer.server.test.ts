@@ -1,10 +1,13 @@
 import { describe, expect, it, vi } from "vitest";
 
-import { parseDsn } from "../upstream/dsn.server";
+import { compileAllowList } from "../upstream/allow-list.server";
 import type { ClientReports } from "../upstream/client-reports.server";
+import { parseDsn } from "../upstream/dsn.server";
 import { SentryLimits } from "../upstream/sentry-limits.server";
 import { createSpoolConsumer } from "./consumer.server";
 import { createDeadLetterConsumer } from "./dead-letters.server";
+import { createSpoolRecorder, type SpoolLogLine } from "./record.server";
+import { SpoolStats } from "./stats.server";
 import type { SpooledEnvelope } from "./store.server";
 
 const DSN = "https://k@o1.ingest.us.sentry.io/2";
@@ -25,16 +28,21 @@ function runtime(answer: () => Response | Promise<Response>) {
   const sent: [SpooledEnvelope, QueueSendOptions][] = [];
   const deleted: string[] = [];
   const bucket = { delete: async (key: string) => void deleted.push(key), get: async () => null } as unknown as R2Bucket;
+  const lines: SpoolLogLine[] = [];
+  const dataPoints: AnalyticsEngineDataPoint[] = [];
   return {
     counted,
     sent,
     deleted,
-    lines: [] as { outcome: string }[],
+    lines,
+    dataPoints,
     value: {
-      queue: { send: async (envelope: SpooledEnvelope, options: QueueSendOptions) => void sent.push([envelope, options]) },
+      queue: { send: async (envelope: SpooledEnvelope, options?: QueueSendOptions) => void sent.push([envelope, options!]) },
       bucket,
-      limits: new SentryLimits(),
+      allowList: compileAllowList([parseDsn(DSN)!], undefined),
+      limits: new SentryLimits(() => NOW),
       reports,
+      record: createSpoolRecorder({ log: (line) => void lines.push(line), analytics: { writeDataPoint: (point) => void dataPoints.push(point!) }, stats: new SpoolStats() }),
       now: () => NOW,
       random: () => 0.5,
       fetch: (async () => answer()) as typeof fetch,
@@ -42,10 +50,10 @@ function runtime(answer: () => Response | Promise<Response>) {
   };
 }
 
-const settings = { allowedDsns: [parseDsn(DSN)!], upstreamOrigin: undefined, timeoutMs: 1_000, maxEnvelopeBytes: 1_000_000, spoolRetrySeconds: 10, ownProject: undefined };
+const settings = { timeoutMs: 1_000, maxEnvelopeBytes: 1_000_000, spoolRetrySeconds: 10, ownProject: undefined };
 
 async function consume(fakes: ReturnType<typeof runtime>, ...messages: ReturnType<typeof message>[]) {
-  const consumer = createSpoolConsumer(settings, { ...fakes.value, log: (line) => void fakes.lines.push(line) });
+  const consumer = createSpoolConsumer(settings, fakes.value);
   await consumer({ queue: "tunnel-spool", messages, retryAll() {}, ackAll() {} } as unknown as MessageBatch<unknown>);
 }
 
@@ -57,6 +65,17 @@ describe("the spool's consumer, with a fake batch", () => {
     expect(old.ack).toHaveBeenCalledOnce();
     expect(old.retry).not.toHaveBeenCalled();
     expect(fakes.sent).toEqual([[expect.objectContaining({ tries: 3 }), { contentType: "v8", delaySeconds: 40 }]]);
+  });
+
+  it("delivers an envelope stored without the retired url field, to the allow-list's URL for its DSN", async () => {
+    const urls: string[] = [];
+    const fakes = runtime(() => new Response("{}"));
+    fakes.value.fetch = (async (url: RequestInfo | URL) => (urls.push(String(url)), new Response("{}"))) as typeof fetch;
+    const { url: _retired, ...withoutUrl } = stored();
+    const delivered = message(withoutUrl);
+    await consume(fakes, delivered);
+    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "delivered" })]);
+    expect(urls).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
   });
 
   it("acknowledges a message that is not a stored envelope, and logs it, without retrying it", async () => {
@@ -87,15 +106,15 @@ describe("the spool's consumer, with a fake batch", () => {
 });
 
 describe("the dead-letter queue's consumer", () => {
-  it("deletes the R2 object, counts the envelope for Sentry and acknowledges it", async () => {
+  it("deletes the R2 object, counts the envelope for Sentry, acknowledges it, and records it as the consumer records", async () => {
     const fakes = runtime(() => new Response("{}"));
-    const lines: { outcome: string }[] = [];
     const dead = message(stored({ body: undefined, key: "spool/dead" }));
-    const consumer = createDeadLetterConsumer({ bucket: fakes.value.bucket, reports: fakes.value.reports, log: (line) => void lines.push(line), now: () => NOW });
+    const consumer = createDeadLetterConsumer({ bucket: fakes.value.bucket, reports: fakes.value.reports, record: fakes.value.record, now: () => NOW });
     await consumer({ queue: "tunnel-spool-dead", messages: [dead], retryAll() {}, ackAll() {} } as unknown as MessageBatch<unknown>);
     expect(fakes.deleted).toEqual(["spool/dead"]);
     expect(fakes.counted).toEqual([[DSN, "internal_sdk_error", ["default"]]]);
     expect(dead.ack).toHaveBeenCalledOnce();
-    expect(lines).toEqual([expect.objectContaining({ outcome: "dead_lettered" })]);
+    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "dead_lettered", age_s: 60 })]);
+    expect(fakes.dataPoints).toEqual([{ blobs: ["spool", "dead_lettered", ""], doubles: [0, 60_000, 0], indexes: [""] }]);
   });
 });

@@ -1,44 +1,18 @@
-import { checkEnvelopeDsn, compileAllowList, type DsnAllowList } from "../upstream/allow-list.server";
 import { envelopeItemTypes } from "../envelope/items.server";
 import type { BodyChunk } from "../shared/body.server";
 import { Deadline } from "../shared/deadline.server";
+import { checkEnvelopeDsn, type DsnAllowList } from "../upstream/allow-list.server";
+import { discardedCategories, type ClientReports, type DiscardReason } from "../upstream/client-reports.server";
 import type { Dsn } from "../upstream/dsn.server";
-import type { ClientReports, DiscardReason } from "../upstream/client-reports.server";
-import { discardedCategories } from "../upstream/client-reports.server";
+import { fateOfFailure, fateOfStatus } from "../upstream/fate.server";
 import { forwardWhole } from "../upstream/forward.server";
 import type { SentryLimits } from "../upstream/sentry-limits.server";
 import { decideAfterAttempt, MAX_ENVELOPE_AGE_MS, type AttemptResult, type SpoolVerdict } from "./decision.server";
+import type { SpoolLogLine, SpoolRecorder } from "./record.server";
 import { withShiftedSentAt } from "./sent-at-shift.server";
-import type { SpoolStats } from "./stats.server";
-import { isSpooledEnvelope, plainBody, storedEncoding, type SpooledEnvelope } from "./store.server";
-
-/** What happened to one stored envelope, in the spool's log line. */
-type SpoolOutcome =
-  | "delivered"
-  | "retried"
-  | "dropped"
-  | "expired"
-  | "not_allowed"
-  | "missing"
-  | "poison"
-  | "dead_lettered";
-
-export interface SpoolLogLine {
-  event: "tunnel_spool";
-  outcome: SpoolOutcome;
-  /** Sentry's status, when it answered. */
-  upstream_status: number | null;
-  /** Sentry's failures so far (429s and the edge's holds not counted). */
-  tries: number;
-  /** How long the envelope has waited since the tunnel received it. */
-  age_s: number;
-  /** When retried: the delay asked for. */
-  retry_in_s: number | null;
-}
+import { isSpooledEnvelope, plainBody, storedEncoding, type SpooledEnvelope, type SpoolQueue } from "./store.server";
 
 export interface SpoolConsumerSettings {
-  allowedDsns: readonly Dsn[];
-  upstreamOrigin: string | undefined;
   timeoutMs: number;
   maxEnvelopeBytes: number;
   spoolRetrySeconds: number;
@@ -46,20 +20,20 @@ export interface SpoolConsumerSettings {
   ownProject: { dsn: Dsn } | undefined;
 }
 
-export interface SpoolConsumerRuntime {
+/** The parts the consumer shares with the live tunnel, built once by `createTunnelWorker`. */
+export interface SpoolConsumerParts {
   /** The spool's queue: a retried envelope goes back in as a new message, so no retry spends one of the queue's. */
-  queue: { send(message: SpooledEnvelope, options: QueueSendOptions): Promise<unknown> };
-  bucket?: R2Bucket;
+  queue: SpoolQueue;
+  bucket: R2Bucket | undefined;
+  /** The same allow-list as the live tunnel's, checked again at delivery. */
+  allowList: DsnAllowList;
   /** The same memory of Sentry's rate limits as the live tunnel's. */
   limits: SentryLimits;
-  reports?: ClientReports;
-  stats?: SpoolStats;
-  analytics?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
-  log?: (line: SpoolLogLine) => void;
-  /** A simulated clock and Sentry, for the tests that replay a day. */
-  now?: () => number;
-  random?: () => number;
-  fetch?: typeof fetch;
+  reports: ClientReports;
+  record: SpoolRecorder;
+  now: () => number;
+  random: () => number;
+  fetch: typeof fetch | undefined;
 }
 
 type Settled = Omit<SpoolLogLine, "event" | "age_s">;
@@ -74,28 +48,13 @@ type Settled = Omit<SpoolLogLine, "event" | "age_s">;
  * Bodies that travel in their messages are sent together; bodies from R2 are held whole (up to the
  * envelope maximum) one at a time.
  */
-export function createSpoolConsumer(
-  settings: SpoolConsumerSettings,
-  runtime: SpoolConsumerRuntime,
-): (batch: MessageBatch<unknown>) => Promise<void> {
-  const consumer: Consumer = {
-    ...runtime,
-    settings,
-    allowList: compileAllowList(settings.allowedDsns, settings.upstreamOrigin),
-    log: runtime.log ?? logToConsole,
-    now: runtime.now ?? Date.now,
-    random: runtime.random ?? Math.random,
-  };
+export function createSpoolConsumer(settings: SpoolConsumerSettings, parts: SpoolConsumerParts): (batch: MessageBatch<unknown>) => Promise<void> {
+  const consumer: Consumer = { ...parts, settings };
   return (batch) => consumeBatch(batch, consumer);
 }
 
-/** The consumer's settings and runtime, with the allow-list and the defaults worked out once. */
-interface Consumer extends Omit<SpoolConsumerRuntime, "log" | "now" | "random"> {
+interface Consumer extends SpoolConsumerParts {
   settings: SpoolConsumerSettings;
-  allowList: DsnAllowList;
-  log: (line: SpoolLogLine) => void;
-  now: () => number;
-  random: () => number;
 }
 
 async function consumeBatch(batch: MessageBatch<unknown>, consumer: Consumer): Promise<void> {
@@ -105,7 +64,7 @@ async function consumeBatch(batch: MessageBatch<unknown>, consumer: Consumer): P
   const inR2 = (message: Message<unknown>) => isSpooledEnvelope(message.body) && message.body.key !== undefined;
   await Promise.all(batch.messages.filter((message) => !inR2(message)).map((message) => consumeMessage(message, consumer)));
   for (const message of batch.messages.filter(inR2)) await consumeMessage(message, consumer);
-  await consumer.reports?.flush();
+  await consumer.reports.flush();
 }
 
 async function consumeMessage(message: Message<unknown>, consumer: Consumer): Promise<void> {
@@ -119,7 +78,7 @@ async function consumeMessage(message: Message<unknown>, consumer: Consumer): Pr
     message.retry({ delaySeconds: 10 });
     settled = { outcome: "retried", upstream_status: null, tries: 0, retry_in_s: 10 };
   }
-  recordSettled({ event: "tunnel_spool", ...settled, age_s: Math.round((consumer.now() - receivedAt) / 1000) }, consumer);
+  consumer.record({ event: "tunnel_spool", ...settled, age_s: Math.round((consumer.now() - receivedAt) / 1000) });
 }
 
 /** One message: what stops it before Sentry is asked, then the attempt and what the decision makes of it. */
@@ -132,7 +91,7 @@ async function settle(message: Message<unknown>, consumer: Consumer): Promise<Se
   }
   const tries = envelope.tries ?? 0;
   const waited = consumer.now() - envelope.receivedAt;
-  const givenUp = async (outcome: SpoolOutcome, stored: Uint8Array | undefined, reason: DiscardReason, countedFor?: string): Promise<Settled> => {
+  const givenUp = async (outcome: SpoolLogLine["outcome"], stored: Uint8Array | undefined, reason: DiscardReason, countedFor?: string): Promise<Settled> => {
     await giveUp(message, envelope, stored, reason, consumer, countedFor);
     return { outcome, upstream_status: null, tries, retry_in_s: null };
   };
@@ -156,27 +115,26 @@ async function bodyOf(envelope: SpooledEnvelope, bucket: R2Bucket | undefined): 
 
 /** Sends the stored envelope as the live tunnel would have, unless Sentry's limits hold it back. */
 async function attempt(envelope: SpooledEnvelope, url: string, stored: BodyChunk, waited: number, consumer: Consumer): Promise<AttemptResult> {
-  const { limits, now, settings } = consumer;
+  const { limits, settings } = consumer;
   const encoding = storedEncoding(envelope);
   const itemTypes = () => (encoding === "identity" ? envelopeItemTypes(stored) : undefined);
-  const held = limits.refusal(envelope.dsn, itemTypes, now());
+  const held = limits.refusal(envelope.dsn, itemTypes);
   if (held) return { kind: "rate_limited", status: null, retryAfterSeconds: Number(held["retry-after"]) };
 
   const body = (await withShiftedSentAt(stored, encoding, waited, settings.maxEnvelopeBytes)) ?? stored;
   const deadline = new Deadline(settings.timeoutMs);
   try {
     const forwarded = await forwardWhole({ url, headers: envelope.headers, body, deadline, fetch: consumer.fetch });
-    // A redirect is an answer, not an outage: the tunnel never follows one, now or later.
-    if (!forwarded.ok) return forwarded.reason === "upstream_redirect" ? { kind: "refused", status: null } : { kind: "unavailable", status: null };
-    const { status, headers } = forwarded.answer;
-    limits.record(envelope.dsn, status, headers, now());
-    if (status >= 200 && status < 300) return { kind: "delivered", status };
-    if (status === 429) {
-      const after = limits.refusal(envelope.dsn, itemTypes, now())?.["retry-after"];
-      return { kind: "rate_limited", status, retryAfterSeconds: after ? Number(after) : 60 };
+    if (!forwarded.ok) {
+      // A body in hand fails only on Sentry's account: not reached, too slow, or a redirect.
+      return { kind: fateOfFailure(forwarded.reason) === "refused" ? "refused" : "unavailable", status: null };
     }
-    if (status >= 500) return { kind: "unavailable", status };
-    return { kind: "refused", status };
+    const { status, headers } = forwarded.answer;
+    limits.record(envelope.dsn, status, headers);
+    const fate = fateOfStatus(status);
+    if (fate !== "rate_limited") return { kind: fate, status };
+    const after = limits.refusal(envelope.dsn, itemTypes)?.["retry-after"];
+    return { kind: "rate_limited", status, retryAfterSeconds: after ? Number(after) : 60 };
   } finally {
     deadline.end();
   }
@@ -210,21 +168,6 @@ async function giveUp(
   countedFor: string | undefined = envelope.dsn,
 ): Promise<void> {
   if (envelope.key) await bucket?.delete(envelope.key);
-  if (reason && reports && countedFor) reports.count(countedFor, reason, discardedCategories(plainBody(envelope, stored)));
+  if (reason && countedFor) reports.count(countedFor, reason, discardedCategories(plainBody(envelope, stored)));
   message.ack();
-}
-
-function recordSettled(line: SpoolLogLine, { log, stats, analytics }: Consumer): void {
-  log(line);
-  if (stats && line.outcome === "delivered") stats.delivered += 1;
-  else if (stats && line.outcome !== "retried" && line.outcome !== "poison") stats.dropped += 1;
-  try {
-    analytics?.writeDataPoint({ blobs: ["spool", line.outcome, ""], doubles: [0, line.age_s * 1000, line.upstream_status ?? 0], indexes: [""] });
-  } catch {
-    // As for the live tunnel: the log line has the same facts.
-  }
-}
-
-export function logToConsole(line: SpoolLogLine): void {
-  console.log(JSON.stringify(line));
 }

@@ -1,30 +1,38 @@
-import { discardedCategories } from "../upstream/client-reports.server";
-import { logToConsole, type SpoolConsumerRuntime } from "./consumer.server";
+import { discardedCategories, type ClientReports } from "../upstream/client-reports.server";
+import type { SpoolRecorder } from "./record.server";
 import { isSpooledEnvelope, plainBody } from "./store.server";
 
 /** The spool's dead-letter queue, as `wrangler.toml` names it: its batches go to {@link createDeadLetterConsumer}. */
 export const DEAD_LETTER_QUEUE = "tunnel-spool-dead";
 
+interface DeadLetterParts {
+  bucket: R2Bucket | undefined;
+  reports: ClientReports;
+  record: SpoolRecorder;
+  now: () => number;
+}
+
 /**
  * The handler of the spool's dead-letter queue: a message the consumer failed on `max_retries`
  * times (R2 or the queue failing it each time). It is given up at once: its R2 object deleted, its
  * items counted for Sentry, so nothing holding a client's address waits out the queue's retention.
+ * Recorded as the consumer records its outcomes: log line, counts and data point.
  */
-export function createDeadLetterConsumer(runtime: Pick<SpoolConsumerRuntime, "bucket" | "reports" | "stats" | "log" | "now">) {
-  const { bucket, reports, stats, log = logToConsole, now = Date.now } = runtime;
+export function createDeadLetterConsumer({ bucket, reports, record, now }: DeadLetterParts) {
   return async (batch: MessageBatch<unknown>): Promise<void> => {
     for (const message of batch.messages) {
       const envelope = message.body;
-      if (isSpooledEnvelope(envelope)) {
-        if (envelope.key) await bucket?.delete(envelope.key).catch(() => {});
-        reports?.count(envelope.dsn, "internal_sdk_error", discardedCategories(plainBody(envelope, envelope.body)));
-        if (stats) stats.dropped += 1;
+      const spooled = isSpooledEnvelope(envelope) ? envelope : undefined;
+      if (spooled) {
+        if (spooled.key) await bucket?.delete(spooled.key).catch(() => {});
+        reports.count(spooled.dsn, "internal_sdk_error", discardedCategories(plainBody(spooled, spooled.body)));
       }
       message.ack();
-      const age = isSpooledEnvelope(envelope) ? Math.round((now() - envelope.receivedAt) / 1000) : 0;
-      log({ event: "tunnel_spool", outcome: "dead_lettered", upstream_status: null, tries: isSpooledEnvelope(envelope) ? (envelope.tries ?? 0) : 0, age_s: age, retry_in_s: null });
+      const age = spooled ? Math.round((now() - spooled.receivedAt) / 1000) : 0;
+      // Not an envelope: nothing the spool stored, so nothing it dropped.
+      const outcome = spooled ? "dead_lettered" : "poison";
+      record({ event: "tunnel_spool", outcome, upstream_status: null, tries: spooled?.tries ?? 0, age_s: age, retry_in_s: null });
     }
-    await reports?.flush();
+    await reports.flush();
   };
 }
-

@@ -13,7 +13,7 @@ export type AttemptResult =
   | { kind: "refused"; status: number | null }
   /** Sentry's rate limit: its own 429 (`status`), or the edge's memory of one (`status: null`, Sentry not called). */
   | { kind: "rate_limited"; status: number | null; retryAfterSeconds: number }
-  /** Sentry could not take it now: 500/502/503/504, no answer, or not reached. */
+  /** Sentry could not take it now: a 5xx, no answer, or not reached (`upstream/fate.server.ts`). */
   | { kind: "unavailable"; status: number | null };
 
 /** What the consumer does with the message, and what its log line says. */

@@ -1,7 +1,7 @@
 import { MAX_HEADER_LINE_BYTES, NEWLINE } from "../envelope/header-line.server";
 import { Inflater } from "../envelope/inflate.server";
 import type { ContentEncoding } from "../request/content-encoding.server";
-import { joinChunks, readUpTo, wholeBody, type BodyChunk } from "../shared/body.server";
+import { joinChunks, readUpTo, utf8Bytes, wholeBody, type BodyChunk } from "../shared/body.server";
 
 /**
  * Compressed bytes handed to the decompressor at a time: deflate expands at most about 1032:1, so
@@ -12,7 +12,6 @@ const INPUT_SLICE_BYTES = 4 * 1024;
 const FRAMING_SLACK_BYTES = 32;
 
 const utf8 = new TextDecoder();
-const encoder = new TextEncoder();
 
 /**
  * The envelope as it should go out after waiting `waitedMs` in the spool: its header's `sent_at`
@@ -56,7 +55,7 @@ function shiftedHeaderLine(line: BodyChunk, waitedMs: number): Uint8Array<ArrayB
     if (typeof sentAt !== "string") return undefined;
     // Throws a RangeError for a date the shift moves out of range (`+275760-09-13T00:00:00.000Z`).
     const moved = new Date(Date.parse(sentAt) + waitedMs).toISOString();
-    return encoder.encode(JSON.stringify({ ...header, sent_at: moved }));
+    return utf8Bytes(JSON.stringify({ ...header, sent_at: moved }));
   } catch {
     return undefined;
   }

@@ -1,15 +1,21 @@
 import { contentEncodingOf, type ContentEncoding } from "../request/content-encoding.server";
 
 /**
- * The spool: envelopes that Sentry could not take (unreachable, too slow, or 500/502/503/504) are
+ * The spool: envelopes whose fate was `unavailable` (Sentry unreachable, too slow, or a 5xx) are
  * stored in a Cloudflare Queue and sent again by the Worker's own `queue()` consumer. A body that
  * does not fit in a queue message goes to R2, and the message carries its key.
  */
 
 /** One stored envelope: everything its later forward needs, as the live forward would have sent it. */
 export interface SpooledEnvelope {
-  /** The upstream URL, from the allow-list when it was received. */
-  url: string;
+  /**
+   * Retired, in two steps (decision 018): nothing reads it, as the consumer sends to the allow-list's
+   * URL for the DSN. Step one, now: readers no longer require it, and it is still written, for a
+   * Worker of the version before, which requires it, may still consume what this one stores (during
+   * a deploy, or after a rollback). Step two, once no message written before step one can be left
+   * (a day) and no rollback below it is wanted: writers stop, and the field goes.
+   */
+  url?: string;
   /** The forward's headers (type, encoding, length, the client's identity). */
   headers: Record<string, string>;
   /** The envelope's DSN, for Sentry's rate limits remembered at the edge. */
@@ -29,8 +35,13 @@ const MESSAGE_LIMIT_BYTES = 128_000;
 /** Room for the structured-clone framing and the queue's metadata. */
 const MESSAGE_SLACK_BYTES = 1_024;
 
+/** What the spool needs of a Queue binding: to send a message to it. */
+export interface SpoolQueue {
+  send(message: SpooledEnvelope, options?: QueueSendOptions): Promise<unknown>;
+}
+
 interface SpoolBindings {
-  queue: Queue<SpooledEnvelope>;
+  queue: SpoolQueue;
   /** Without it, only bodies that fit in a message can be stored. */
   bucket?: R2Bucket;
 }
@@ -47,6 +58,9 @@ export interface Spool {
   /** Resolves `true` once the envelope is stored; `false` when it could not be. Never rejects. */
   store(envelope: Omit<SpooledEnvelope, "body" | "key">, body: SpoolBody): Promise<boolean>;
 }
+
+/** Where nothing is stored: the tunnel without a spool bound, whose envelopes fail as Sentry did. */
+export const NO_SPOOL: Spool = { accepts: () => false, store: async () => false };
 
 export function createSpool({ queue, bucket }: SpoolBindings): Spool {
   const fitsInMessage = (envelope: Omit<SpooledEnvelope, "body" | "key">, length: number) =>
@@ -82,10 +96,9 @@ export function createSpool({ queue, bucket }: SpoolBindings): Spool {
 /** A message body from the queue that is a {@link SpooledEnvelope}, rather than something else. */
 export function isSpooledEnvelope(value: unknown): value is SpooledEnvelope {
   if (typeof value !== "object" || value === null) return false;
-  const { url, headers, dsn, receivedAt, body, key, tries } = value as Record<string, unknown>;
+  const { headers, dsn, receivedAt, body, key, tries } = value as Record<string, unknown>;
   return (
     (tries === undefined || (typeof tries === "number" && Number.isSafeInteger(tries) && tries >= 0)) &&
-    typeof url === "string" &&
     typeof headers === "object" &&
     headers !== null &&
     typeof dsn === "string" &&

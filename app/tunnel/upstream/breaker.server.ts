@@ -5,29 +5,35 @@ const COOL_DOWN_MS = 30_000;
 
 /**
  * A circuit breaker over one upstream, per isolate. After {@link FAILURES_TO_OPEN} failures in a
- * row (unreachable, too slow, or 500/502/503/504), envelopes skip the live forward for
+ * row (Sentry's fate `unavailable`: unreachable, too slow, or a 5xx), envelopes skip the live forward for
  * {@link COOL_DOWN_MS} and go straight to the spool, streamed bodies included; then one request
  * probes Sentry, and one success closes the breaker.
  */
 export class UpstreamBreaker {
-  private failures = 0;
-  private openUntil = 0;
+  #failures = 0;
+  #openUntil = 0;
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
 
   /** Whether this request should try Sentry. While open, one request per cool-down is let through as a probe. */
-  allows(now = Date.now()): boolean {
-    if (this.failures < FAILURES_TO_OPEN || now >= this.openUntil) {
-      if (this.failures >= FAILURES_TO_OPEN) this.openUntil = now + COOL_DOWN_MS;
+  allows(): boolean {
+    const now = this.#now();
+    if (this.#failures < FAILURES_TO_OPEN || now >= this.#openUntil) {
+      if (this.#failures >= FAILURES_TO_OPEN) this.#openUntil = now + COOL_DOWN_MS;
       return true;
     }
     return false;
   }
 
   succeeded(): void {
-    this.failures = 0;
+    this.#failures = 0;
   }
 
-  failed(now = Date.now()): void {
-    this.failures += 1;
-    if (this.failures >= FAILURES_TO_OPEN) this.openUntil = now + COOL_DOWN_MS;
+  failed(): void {
+    this.#failures += 1;
+    if (this.#failures >= FAILURES_TO_OPEN) this.#openUntil = this.#now() + COOL_DOWN_MS;
   }
 }

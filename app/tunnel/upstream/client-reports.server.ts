@@ -1,9 +1,9 @@
 import { envelopeItemTypeToDataCategory, type EnvelopeItemType } from "@sentry/core";
 
-import { compileAllowList } from "./allow-list.server";
 import { envelopeItemTypes } from "../envelope/items.server";
+import { utf8Bytes, type BodyChunk } from "../shared/body.server";
 import { Deadline } from "../shared/deadline.server";
-import type { Dsn } from "./dsn.server";
+import type { DsnAllowList } from "./allow-list.server";
 import { forwardWhole } from "./forward.server";
 
 /**
@@ -26,7 +26,7 @@ interface Discarded {
 /** A client report due for one DSN: the envelope to send, and its counts, to give back if it fails. */
 export interface DueReport {
   dsn: string;
-  body: Uint8Array;
+  body: BodyChunk;
   discarded: Discarded[];
 }
 
@@ -42,8 +42,11 @@ const MAX_PAIRS_PER_DSN = 256;
 export class DiscardLedger {
   private readonly pending = new Map<string, Map<string, Discarded>>();
   private readonly lastSent = new Map<string, number>();
+  private readonly periodMs: number;
 
-  constructor(private readonly periodMs: number) {}
+  constructor(periodMs: number) {
+    this.periodMs = periodMs;
+  }
 
   /** One dropped envelope: one count for each of its items' categories. */
   count(dsn: string, reason: DiscardReason, categories: readonly string[]): void {
@@ -108,12 +111,10 @@ const KNOWN_ITEM_TYPES: ReadonlySet<string> = new Set([
   "replay_event", "replay_recording", "check_in", "feedback", "span", "statsd", "log", "trace_metric", "raw_security",
 ]);
 
-const encoder = new TextEncoder();
-
-function clientReportEnvelope(dsn: string, discarded: readonly Discarded[], now: number): Uint8Array {
+function clientReportEnvelope(dsn: string, discarded: readonly Discarded[], now: number): BodyChunk {
   const header = JSON.stringify({ dsn, sent_at: new Date(now).toISOString() });
   const item = JSON.stringify({ timestamp: now / 1000, discarded_events: discarded });
-  return encoder.encode(`${header}\n{"type":"client_report"}\n${item}\n`);
+  return utf8Bytes(`${header}\n{"type":"client_report"}\n${item}\n`);
 }
 
 /** The edge's client reports: counted as envelopes are dropped, sent at most once per DSN per period. */
@@ -126,8 +127,7 @@ export interface ClientReports {
 
 interface ClientReportSettings {
   /** Reports go only to allowed DSNs, each to its own ingest. */
-  allowedDsns: readonly Dsn[];
-  upstreamOrigin: string | undefined;
+  allowList: DsnAllowList;
   timeoutMs: number;
 }
 
@@ -146,7 +146,7 @@ const BATCH_MS = 1_000;
 
 export function createClientReports(settings: ClientReportSettings, runtime: ClientReportRuntime = {}): ClientReports {
   const { background, periodMs = REPORT_PERIOD_MS, now = Date.now, fetch } = runtime;
-  const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
+  const { allowList } = settings;
   const ledger = new DiscardLedger(periodMs);
   let scheduled = false;
 
@@ -158,7 +158,7 @@ export function createClientReports(settings: ClientReportSettings, runtime: Cli
       const forwarded = await forwardWhole({
         url,
         headers: { "content-type": "application/x-sentry-envelope" },
-        body: report.body as Uint8Array<ArrayBuffer>,
+        body: report.body,
         deadline,
         fetch,
       });

@@ -10,19 +10,24 @@ import { envelopeItemTypeToDataCategory, updateRateLimits, type EnvelopeItemType
  * key of one project of one organization, so each scope covers it.
  */
 export class SentryLimits {
-  private readonly byDsn = new Map<string, RateLimits>();
+  readonly #byDsn = new Map<string, RateLimits>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
 
   /** Takes in Sentry's answer to an envelope for `dsn`; only a 429 or rate-limit headers change anything. */
-  record(dsn: string, status: number, headers: Headers, now = Date.now()): void {
+  record(dsn: string, status: number, headers: Headers): void {
     const rateLimits = headers.get("x-sentry-rate-limits");
     const retryAfter = headers.get("retry-after");
     if (status !== 429 && rateLimits === null) return;
     const limits = updateRateLimits(
-      this.byDsn.get(dsn) ?? {},
+      this.#byDsn.get(dsn) ?? {},
       { statusCode: status, headers: { "x-sentry-rate-limits": rateLimits, "retry-after": retryAfter } },
-      now,
+      this.#now(),
     );
-    this.byDsn.set(dsn, limits);
+    this.#byDsn.set(dsn, limits);
   }
 
   /**
@@ -31,18 +36,15 @@ export class SentryLimits {
    * limit is held for the DSN, so envelopes pay for reading them only then. Without item types (a
    * streamed body, not read), only a limit on every category applies.
    */
-  refusal(
-    dsn: string,
-    itemTypes: () => readonly string[] | undefined,
-    now = Date.now(),
-  ): Record<string, string> | undefined {
-    const limits = this.byDsn.get(dsn);
+  refusal(dsn: string, itemTypes: () => readonly string[] | undefined): Record<string, string> | undefined {
+    const limits = this.#byDsn.get(dsn);
     if (!limits) return undefined;
+    const now = this.#now();
     const types = itemTypes();
     const categories = types?.length ? types.map((type) => envelopeItemTypeToDataCategory(type as EnvelopeItemType)) : ["all"];
     const until = Math.min(...categories.map((category) => expiryOf(limits, category)));
     if (until <= now) {
-      if (Object.values(limits).every((expiry) => expiry <= now)) this.byDsn.delete(dsn);
+      if (Object.values(limits).every((expiry) => expiry <= now)) this.#byDsn.delete(dsn);
       return undefined;
     }
     const active = Object.entries(limits).filter(([, expiry]) => expiry > now);

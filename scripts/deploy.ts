@@ -6,14 +6,16 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 
 import { Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 
-import { resolveRelease } from "./release.mjs";
+import { resolveRelease } from "./release.ts";
+import { optionOf, passedVars } from "./wrangler-arguments.ts";
 
 const passed = process.argv.slice(2);
-const problems = [];
+const problems: string[] = [];
 
 try {
   if (!process.env.CLOUDFLARE_API_TOKEN && !loggedIn()) {
@@ -58,7 +60,7 @@ if (process.env.SENTRY_AUTH_TOKEN) {
 }
 
 /** Whether wrangler has a login saved where it keeps one. */
-function loggedIn() {
+function loggedIn(): boolean {
   const base = process.env.XDG_CONFIG_HOME ?? join(homedir(), ".config");
   return [join(base, ".wrangler", "config", "default.toml"), join(homedir(), ".wrangler", "config", "default.toml")].some(existsSync);
 }
@@ -67,17 +69,17 @@ function loggedIn() {
  * Starts the built Worker with the variables the deploy would give it: the Worker reads and checks
  * them when it starts, so a bad one is refused here, with its name, instead of after the upload.
  */
-async function workerConfigProblem() {
-  const config = unstable_readConfig({ config: optionOf(["--config", "-c"]) ?? "wrangler.toml", env: optionOf(["--env", "-e"]) });
-  const vars = { ...config.vars, ...passedVars() };
+async function workerConfigProblem(): Promise<string | undefined> {
+  const config = unstable_readConfig({ config: optionOf(passed, ["--config", "-c"]) ?? "wrangler.toml", env: optionOf(passed, ["--env", "-e"]) });
+  const vars = { ...(config.vars as Record<string, string>), ...passedVars(passed) };
   let output = "";
   const miniflare = new Miniflare({
     modules: [{ type: "ESModule", path: "build/index.js" }],
     compatibilityDate: config.compatibility_date,
     compatibilityFlags: config.compatibility_flags,
     bindings: vars,
-    handleRuntimeStdio(stdout, stderr) {
-      for (const stream of [stdout, stderr]) stream.on("data", (chunk) => (output += chunk.toString("utf8")));
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      for (const stream of [stdout, stderr]) stream.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     },
   });
   try {
@@ -91,35 +93,6 @@ async function workerConfigProblem() {
   }
 }
 
-/** The value of an option as wrangler reads it: `--name value` or `--name=value`, the last one winning. */
-function optionOf(names) {
-  let value;
-  for (let index = 0; index < passed.length; index += 1) {
-    const [name, inline] = passed[index].split(/=(.*)/s);
-    if (names.includes(name)) value = inline ?? passed[index + 1];
-  }
-  return value;
-}
-
-/**
- * `--var NAME:VALUE`, as wrangler takes it: an array option, so one `--var` takes every value up
- * to the next option (`--var A:1 B:2`), and `--var=A:1` takes one.
- */
-function passedVars() {
-  const vars = {};
-  const add = (value) => {
-    const colon = value.indexOf(":");
-    if (colon > 0) vars[value.slice(0, colon)] = value.slice(colon + 1);
-  };
-  let taking = false;
-  for (const arg of passed) {
-    if (arg.startsWith("--var=")) add(arg.slice("--var=".length));
-    if (arg.startsWith("-")) taking = arg === "--var";
-    else if (taking) add(arg);
-  }
-  return vars;
-}
-
-function run(command, args) {
+function run(command: string, args: string[]): boolean {
   return spawnSync(command, args, { stdio: "inherit" }).status === 0;
 }

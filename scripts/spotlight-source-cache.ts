@@ -6,10 +6,10 @@
 // per error here, and most of the listing's time. The app's `/build/` files are named by their
 // content, so a copy kept in memory is always current; any other request passes untouched.
 const MAX_CACHED_FILES = 200;
-const cached = new Map();
+const cached = new Map<string, ArrayBuffer>();
 const fetchFromNetwork = globalThis.fetch;
 
-globalThis.fetch = async function fetchBuildFilesOnce(input, init) {
+globalThis.fetch = async function fetchBuildFilesOnce(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
   const url = typeof input === "string" ? input : input instanceof URL ? input.href : undefined;
   if (url === undefined || (init?.method ?? "GET") !== "GET" || !isContentNamed(url)) return fetchFromNetwork(input, init);
   let body = cached.get(url);
@@ -17,14 +17,14 @@ globalThis.fetch = async function fetchBuildFilesOnce(input, init) {
     const answer = await fetchFromNetwork(input, init);
     if (!answer.ok) return answer;
     body = await answer.arrayBuffer();
-    if (cached.size >= MAX_CACHED_FILES) cached.delete(cached.keys().next().value);
+    if (cached.size >= MAX_CACHED_FILES) cached.delete(cached.keys().next().value!);
     cached.set(url, body);
   }
   return new Response(body.slice(0), { status: 200, headers: { "content-type": "text/javascript" } });
 };
 
 /** A Remix build file, named by its content, on a loopback origin: `/build/…-<HASH>.js`. */
-function isContentNamed(url) {
+function isContentNamed(url: string): boolean {
   try {
     const { hostname, pathname } = new URL(url);
     return ["localhost", "127.0.0.1", "[::1]"].includes(hostname) && /^\/build\/.+-[A-Z0-9]{8}\.js$/.test(pathname);

@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-export function resolveRelease() {
+export function resolveRelease(): string {
   const fromEnv = (process.env.SENTRY_RELEASE ?? "").trim();
   if (fromEnv) return fromEnv;
   try {
@@ -18,7 +18,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const release = resolveRelease();
   writeFileSync(
     new URL("../app/release.generated.ts", import.meta.url),
-    `// Written by scripts/release.mjs at build time; not committed.\nexport const RELEASE = ${JSON.stringify(release)};\n`,
+    `// Written by scripts/release.ts at build time; not committed.\nexport const RELEASE = ${JSON.stringify(release)};\n`,
   );
   console.log(`release ${release}`);
 }

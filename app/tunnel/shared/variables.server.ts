@@ -1,0 +1,82 @@
+/**
+ * Reading a Worker's text variables by one set of rules: trimmed, empty meaning "the default",
+ * lists comma-separated. Anything else is refused with a {@link ConfigError} that names the
+ * variable, so that a bad setting stops the Worker when it starts rather than a request later.
+ */
+export class ConfigError extends Error {
+  readonly variable: string;
+
+  constructor(variable: string, problem: string) {
+    super(`${variable} ${problem}`);
+    this.name = "ConfigError";
+    this.variable = variable;
+  }
+}
+
+/** The readers of one environment's variables, each by name. */
+export interface VariableReader<Name extends string> {
+  /** Trimmed; `""` when unset. */
+  text(name: Name): string;
+  /** Comma-separated, each item trimmed, empty ones left out. */
+  list(name: Name): string[];
+  /** A list of `http(s)://host[:port]` origins with nothing after them. */
+  origins(name: Name): string[];
+  /** One such origin, or `undefined` when unset. */
+  optionalOrigin(name: Name): string | undefined;
+  positiveInteger(name: Name, fallback: number): number;
+  onOrOff(name: Name, fallback: boolean): boolean;
+  /** A number from 0 to 1. */
+  fraction(name: Name, fallback: number): number;
+}
+
+export function variableReader<Name extends string>(env: Partial<Record<Name, string>>): VariableReader<Name> {
+  const text = (name: Name) => (env[name] ?? "").trim();
+  const list = (name: Name) =>
+    text(name)
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item !== "");
+  return {
+    text,
+    list,
+    origins: (name) => list(name).map((value) => originOf(name, value)),
+    optionalOrigin(name) {
+      const value = text(name);
+      return value === "" ? undefined : originOf(name, value);
+    },
+    positiveInteger(name, fallback) {
+      const value = text(name);
+      if (value === "") return fallback;
+      if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+        throw new ConfigError(name, `must be a whole number above 0, got "${value}"`);
+      }
+      return Number(value);
+    },
+    onOrOff(name, fallback) {
+      const value = text(name).toLowerCase();
+      if (value === "") return fallback;
+      if (value === "on" || value === "off") return value === "on";
+      throw new ConfigError(name, `must be on or off (or empty for the default), got "${value}"`);
+    },
+    fraction(name, fallback) {
+      const value = text(name);
+      if (value === "") return fallback;
+      if (!/^\d*\.?\d+$/.test(value) || Number(value) > 1) throw new ConfigError(name, `must be a number from 0 to 1, got "${value}"`);
+      return Number(value);
+    },
+  };
+}
+
+/** An `http(s)://host[:port]` origin with nothing after it; a path would be silently dropped otherwise. */
+function originOf(variable: string, value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    // Said below.
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || value.replace(/\/$/, "") !== url.origin) {
+    throw new ConfigError(variable, `must be a list of origins such as https://example.com, got "${value}"`);
+  }
+  return url.origin;
+}

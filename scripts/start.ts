@@ -1,0 +1,150 @@
+// `npm start`: the production build in `wrangler dev`, with Spotlight as the local Sentry inbox.
+// `npm run dev` (`--dev`): the same, rebuilt on every save, the open page reloading itself.
+// The tunnel and the Worker's own SDK send to Spotlight instead of Sentry. Ctrl-C stops everything.
+import { spawn, type ChildProcess } from "node:child_process";
+import { cpSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+import { buildIsCurrent, listening, localVariableNames, portFrom, unsetLocalDefaults } from "./local-settings.ts";
+
+const dev = process.argv.includes("--dev");
+const command = dev ? "npm run dev" : "npm start";
+const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
+/** The processes that run; any one ending stops the rest. */
+const children: ChildProcess[] = [];
+/** `npm run dev`'s Worker, which wrangler runs inside this process. */
+let devWorker: Awaited<ReturnType<typeof import("wrangler").unstable_startWorker>> | undefined;
+let stopping = false;
+
+const appPort = portOrExit("PORT", 8787);
+const spotlightPort = portOrExit("SPOTLIGHT_PORT", 8969);
+// Before anything is built: a taken port is said at once, with the way around it.
+for (const [port, what, variable] of [
+  [appPort, "the app", "PORT"],
+  [spotlightPort, "Spotlight", "SPOTLIGHT_PORT"],
+] as const) {
+  if (await listening(port)) {
+    console.error(`Port ${port} (${what}) is taken. Stop what uses it, or choose another: ${variable}=${port + 1} ${command}`);
+    process.exit(1);
+  }
+}
+
+// Settings the developer has not made get local defaults, for wrangler only.
+const unset = unsetLocalDefaults(`http://localhost:${spotlightPort}`, localVariableNames());
+process.on("SIGINT", () => stopAll(0));
+process.on("SIGTERM", () => stopAll(0));
+
+if (dev) await run("node", ["scripts/release.ts"]);
+else if (buildIsCurrent()) console.log("The production build is up to date with the sources and the commit: not building again.");
+else await run("npm", ["run", "build", "--silent"]);
+
+startSpotlight();
+if (dev) {
+  await startDevLoop().catch((error: Error & { cause?: Error }) => {
+    console.error(`wrangler could not start the app: ${error.cause?.message ?? error.message}`);
+    stopAll(1);
+  });
+} else {
+  const vars = unset.flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  supervise(spawn("wrangler", ["dev", "--port", String(appPort), ...vars], { stdio: "inherit", env }));
+}
+
+function portOrExit(variable: string, fallback: number): number {
+  const chosen = portFrom(variable, fallback);
+  if ("port" in chosen) return chosen.port;
+  console.error(chosen.problem);
+  process.exit(1);
+}
+
+/**
+ * Spotlight fetches a browser error's source files back from the app before it lists the error:
+ * its lookups of the app's host wait, in Node's default pool of four threads, behind its own
+ * telemetry's, which take 5 s to fail offline; and it fetches the same files once per stack frame,
+ * which the preloaded cache answers from memory (README, Troubleshooting).
+ */
+function startSpotlight(): void {
+  const sourceCache = new URL("spotlight-source-cache.ts", import.meta.url).href;
+  supervise(
+    spawn("spotlight", ["server", "--port", String(spotlightPort)], {
+      stdio: "inherit",
+      env: { ...env, UV_THREADPOOL_SIZE: "64", NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${sourceCache}`.trim() },
+    }),
+  );
+}
+
+function supervise(child: ChildProcess): ChildProcess {
+  children.push(child);
+  child.on("exit", (code) => {
+    if (!stopping) console.error(`${child.spawnargs[0]} stopped (exit ${code ?? "signal"}); stopping the rest.`);
+    stopAll(stopping ? 0 : code || 1);
+  });
+  child.on("error", (error) => {
+    console.error(error.message);
+    stopAll(1);
+  });
+  return child;
+}
+
+function stopAll(code: number): void {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+  void devWorker?.dispose();
+  process.exitCode = code;
+}
+
+/**
+ * `npm run dev`: `remix watch` builds into `.dev/` (remix.config.js), never over the production build
+ * in `build/`, and wrangler's dev server runs that build with its own file watcher off. Remix writes a
+ * dozen files per rebuild and wrangler's watcher restarted the Worker for each (5.1 to 5.6 s from save
+ * to page); told once per finished rebuild instead, it restarts once and reloads the open page.
+ * wrangler offers that control only through `unstable_startWorker`, pinned with wrangler itself.
+ */
+async function startDevLoop(): Promise<void> {
+  const remix = supervise(spawn("remix", ["watch"], { stdio: ["ignore", "pipe", "inherit"], env: { ...env, NODE_ENV: "development" } }));
+  let firstBuilt = () => {};
+  const firstBuild = new Promise<void>((resolve) => (firstBuilt = resolve));
+  let builds = 0;
+  let reloading: Promise<unknown> = Promise.resolve();
+  // One restart at a time, in the order the builds finished: the last one serves the last save.
+  const reload = () => {
+    reloading = reloading.then(() => devWorker!.patchConfig({})).catch((error: Error) => console.error(`wrangler did not reload: ${error.message}`));
+  };
+  createInterface({ input: remix.stdout! }).on("line", (line) => {
+    console.log(line);
+    if (!line.includes("Rebuilt in")) return;
+    builds += 1;
+    if (builds === 1) firstBuilt();
+    else if (devWorker) reload();
+  });
+  remix.once("exit", () => firstBuilt());
+  await firstBuild;
+  if (stopping) return;
+
+  // The assets wrangler serves: the static files beside the development build of the browser's code.
+  for (const name of readdirSync("public")) if (name !== "build") cpSync(join("public", name), join(".dev/public", name), { recursive: true });
+  const { unstable_startWorker } = await import("wrangler");
+  const worker = await unstable_startWorker({
+    config: "wrangler.toml",
+    entrypoint: ".dev/build/index.js",
+    assets: ".dev/public",
+    bindings: Object.fromEntries(unset.map(([name, value]) => [name, { type: "plain_text", value }])),
+    dev: { watch: false, liveReload: true, server: { port: appPort } },
+  });
+  devWorker = worker;
+  await worker.ready;
+  // A save while wrangler was starting: the Worker it started may predate that build.
+  if (builds > 1) reload();
+}
+
+function run(program: string, args: string[]): Promise<void> {
+  return new Promise((resolve) => {
+    const child = spawn(program, args, { stdio: "inherit", env });
+    child.on("exit", (code) => {
+      if (code === 0) return resolve();
+      console.error(`${program} ${args.join(" ")} failed (exit ${code}).`);
+      process.exit(code ?? 1);
+    });
+  });
+}

@@ -1,0 +1,125 @@
+import type { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+
+import { build } from "esbuild";
+import { Miniflare, type MiniflareOptions, type WorkerOptions } from "miniflare";
+import { unstable_readConfig } from "wrangler";
+
+import { fetchOnce } from "./http";
+import { workerdChildren } from "./process-memory";
+
+export const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** A Worker running in workerd through Miniflare, as every test and benchmark starts one. */
+export interface Workerd {
+  /** Where workerd listens on loopback: the Worker's own origin, as a browser would see it. */
+  origin: string;
+  /**
+   * A real HTTP request to the Worker, on its own connection. Not `dispatchFetch`: that streams
+   * every body without a Content-Length, and how the tunnel treats a declared length is tested.
+   */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** A JSON request to a fixture: `path` answered with the JSON the fixture returns. */
+  call<T>(path: string, input?: unknown): Promise<T>;
+  /** Lines the Worker wrote to stdout and stderr, unless started with `output: "drop"`. */
+  logs: string[];
+  /** The Worker's own structured lines of one kind, parsed, oldest first. */
+  logLines<T = Record<string, unknown>>(event: string): T[];
+  /** The workerd process that runs it: its CPU time and memory. */
+  pid: number;
+  /** The Worker's bindings, reached from Node (the spool's queue and bucket, for one). */
+  bindings(): Promise<Record<string, unknown>>;
+  dispose(): Promise<void>;
+}
+
+interface Start {
+  /** `drop`: read what the Worker prints and keep none of it (benchmarks, where a kept line costs). */
+  output?: "keep" | "drop";
+}
+
+/** The compatibility date and flags of `wrangler.toml`, for every Worker the tests and benchmarks run. */
+export function wranglerCompatibility(): Pick<WorkerOptions, "compatibilityDate" | "compatibilityFlags"> {
+  const config = unstable_readConfig({ config: `${root}wrangler.toml` });
+  return { compatibilityDate: config.compatibility_date, compatibilityFlags: config.compatibility_flags };
+}
+
+/**
+ * The one way a test or a benchmark starts workerd: Miniflare with these options, under the
+ * project (workerd refuses paths above it), what the Worker prints collected, and the workerd
+ * process found, for the tests that read its memory and the benchmarks that read its CPU.
+ */
+export async function startWorkerd(options: MiniflareOptions, { output = "keep" }: Start = {}): Promise<Workerd> {
+  const logs: string[] = [];
+  const collect = (stream: Readable) => {
+    if (output === "drop") return void stream.resume();
+    let pending = "";
+    stream.on("data", (chunk: Buffer) => {
+      const lines = (pending + chunk.toString("utf8")).split("\n");
+      pending = lines.pop() ?? "";
+      logs.push(...lines);
+    });
+  };
+  const before = workerdChildren();
+  const miniflare = new Miniflare({
+    // Several Workers (`workers: […]`) each say their own.
+    ...("workers" in options ? {} : { rootPath: root }),
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      collect(stdout);
+      collect(stderr);
+    },
+    ...options,
+  } as MiniflareOptions);
+  const { origin } = await miniflare.ready;
+  const pid = [...workerdChildren()].find((child) => !before.has(child));
+  if (pid === undefined) throw new Error("the workerd process Miniflare started was not found");
+  return {
+    origin: origin,
+    pid,
+    // Joined, not resolved: `//monitoring` must reach the Worker as a path, not as a host.
+    fetch: (path, init) => fetchOnce(new URL(`${origin}${path}`), init),
+    async call(path, input) {
+      const response = await fetchOnce(new URL(`${origin}${path}`), { method: "POST", body: JSON.stringify(input ?? null) });
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`${path} failed in workerd (${response.status}): ${text}`);
+      return JSON.parse(text);
+    },
+    logs,
+    logLines: <T>(event: string) => {
+      const prefix = `{"event":${JSON.stringify(event)},`;
+      return logs.filter((line) => line.startsWith(prefix)).map((line) => JSON.parse(line) as T);
+    },
+    bindings: () => miniflare.getBindings(),
+    dispose: () => miniflare.dispose(),
+  };
+}
+
+/**
+ * A fixture (a Worker under the project, in TypeScript) bundled as the app's build is, and started
+ * in workerd with `wrangler.toml`'s compatibility and the given options (bindings and the like).
+ */
+export async function startFixture(entry: string, options: WorkerOptions = {}, start?: Start): Promise<Workerd> {
+  const script = await bundleFixture(entry);
+  return startWorkerd({ modules: [{ type: "ESModule", path: script }], ...wranglerCompatibility(), ...options } as MiniflareOptions, start);
+}
+
+/**
+ * Bundles a fixture (a path under the project: a Worker for workerd, or a script for the browser)
+ * as the app's build does, and returns the bundle's path: under `.cache/` (workerd refuses paths
+ * above the project), outside `build/`, which is deployed. `contents` bundles that code instead of
+ * the file, resolved from the project's root, and writes it under the fixture's name.
+ */
+export async function bundleFixture(entry: string, contents?: string): Promise<string> {
+  const outfile = `${root}.cache/fixtures/${entry.replaceAll("/", "-").replace(/\.ts$/, ".js")}`;
+  await build({
+    ...(contents === undefined ? { entryPoints: [`${root}${entry}`] } : { stdin: { contents, resolveDir: root, loader: "ts" } }),
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["browser", "module", "main"],
+    external: ["node:*", "cloudflare:*"],
+    logLevel: "error",
+  });
+  return outfile;
+}
