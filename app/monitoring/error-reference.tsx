@@ -29,7 +29,9 @@ function useErrorReference(error: unknown): string | undefined {
   useEffect(() => {
     if (serverReference || isServerError(error)) return;
     let current = true;
-    void loadSentry().then((sentry) => current && sentry && setClientReference(sentry.captureRemixErrorBoundaryError(error)));
+    void loadSentry()
+      .then((sentry) => sentry?.referenceFor(error))
+      .then((reference) => current && setClientReference(reference));
     return () => {
       current = false;
     };

@@ -11,6 +11,15 @@ import { BROWSER_TRACING_TIMEOUTS, browserSentryOptions, type BrowserMonitoringS
 import type { EarlyErrors } from "./early-errors";
 import { offlineObservedTransport } from "./observed-transport.client";
 
+/** The error events the SDK handed to its transport, newest last: ids that exist at Sentry. */
+const sentErrors: { id: string; exception: string }[] = [];
+const REMEMBERED_ERRORS = 20;
+
+/** An exception as Sentry's Dedupe tells two apart, in brief: its type and message. */
+function exceptionKey(type: string | undefined, value: string | undefined): string {
+  return `${type ?? ""}: ${value ?? ""}`;
+}
+
 export function startSentry(settings: BrowserMonitoringSettings, earlyErrors: EarlyErrors): void {
   init({
     ...browserSentryOptions(settings, window.location.origin),
@@ -18,6 +27,12 @@ export function startSentry(settings: BrowserMonitoringSettings, earlyErrors: Ea
     // The pageload span starts at the page's time origin and continues the server's trace from the
     // meta tags, however late this runs; web vitals are read from buffered performance entries.
     integrations: [browserTracingIntegration({ useEffect, useLocation, useMatches, ...BROWSER_TRACING_TIMEOUTS })],
+  });
+  getClient()?.on("beforeSendEvent", (event) => {
+    if (event.type !== undefined || !event.event_id) return;
+    const [exception] = event.exception?.values ?? [];
+    sentErrors.push({ id: event.event_id, exception: exceptionKey(exception?.type, exception?.value) });
+    if (sentErrors.length > REMEMBERED_ERRORS) sentErrors.shift();
   });
   // Counted as the SDK counts its own buffer's overflow: in the client report it sends when the page is hidden.
   if (earlyErrors.dropped > 0) getClient()?.recordDroppedEvent("queue_overflow", "error", earlyErrors.dropped);
@@ -34,4 +49,23 @@ export const RouteTracing = withSentry(function RouteTracingHost() {
   return null;
 });
 
-export { captureRemixErrorBoundaryError, lastEventId, logger };
+/** How long an error page waits for the SDK to decide on the event it shows the reference of. */
+const REFERENCE_WAIT_MS = 2_000;
+
+/**
+ * The reference of an error an error boundary caught: the id of an event Sentry has for it, or
+ * `undefined`. The boundary's capture gets an id at once, but the SDK may still drop the event: its
+ * Dedupe drops one that repeats the error event before it, as a component that throws while
+ * hydrating and again while rendering does. The reference is then that earlier event's, the same
+ * error's record, never an id Sentry will not have.
+ */
+export async function referenceFor(error: unknown): Promise<string | undefined> {
+  const id = captureRemixErrorBoundaryError(error);
+  await getClient()?.flush(REFERENCE_WAIT_MS);
+  if (sentErrors.some((sent) => sent.id === id)) return id;
+  if (!(error instanceof Error)) return undefined;
+  const key = exceptionKey(error.name, error.message);
+  return sentErrors.findLast((sent) => sent.exception === key)?.id;
+}
+
+export { lastEventId, logger };

@@ -4,6 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
+import { startTogether } from "../support/start-together";
 import { root } from "../support/workerd";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
@@ -11,7 +12,7 @@ describe("the app in Chromium, served by wrangler dev", () => {
   let server: DevServer;
   let browser: Browser;
   beforeAll(async () => {
-    [server, browser] = await Promise.all([startWranglerDev({ SENTRY_ENVIRONMENT: "development" }), launchChromium()]);
+    [server, browser] = await startTogether([startWranglerDev({ SENTRY_ENVIRONMENT: "development" }), launchChromium()]);
   });
   afterAll(async () => {
     await browser?.close();

@@ -7,6 +7,7 @@ import { loadFilterEngines, type BlockerRequest, type FilterEngines } from "../.
 import { launchChromium, newVisitor } from "../support/chromium";
 import { eventually } from "../support/eventually";
 import { FakeIngest } from "../support/fake-ingest";
+import { startTogether } from "../support/start-together";
 import { APP_DSN, APP_ROUTE, APP_TUNNEL } from "../support/worker";
 import { root } from "../support/workerd";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
@@ -29,9 +30,9 @@ describe("past the blockers: uBlock Origin's default lists in real filter engine
   let original: DevServer;
   let browser: Browser;
   beforeAll(async () => {
-    [ingest, originalIngest] = await Promise.all([FakeIngest.start(), FakeIngest.start()]);
+    [ingest, originalIngest] = await startTogether([FakeIngest.start(), FakeIngest.start()]);
     const vars = (upstream: FakeIngest) => ({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "staging", SENTRY_SELF_TEST: "on", TUNNEL_UPSTREAM_ORIGIN: upstream.origin });
-    [engines, app, original, browser] = await Promise.all([
+    [engines, app, original, browser] = await startTogether([
       loadFilterEngines(),
       startWranglerDev(vars(ingest)),
       startWranglerDev({ ...vars(originalIngest), TUNNEL_ROUTE: "/monitoring" }),

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium";
 import { eventually } from "../support/eventually";
 import { startNpmScript, type RunningScript } from "../support/npm-script";
+import { startTogether } from "../support/start-together";
 import { root } from "../support/workerd";
 
 /** The README's URLs for `npm run dev`: the app, and Spotlight beside it. */
@@ -37,7 +38,7 @@ describe("the edit loop: npm run dev at the README's URL", () => {
   let started: RunningScript;
   let browser: Browser;
   beforeAll(async () => {
-    [started, browser] = await Promise.all([startNpmScript(["run", "dev"], [`${APP}/`, SPOTLIGHT]), launchChromium()]);
+    [started, browser] = await startTogether([startNpmScript(["run", "dev"], [`${APP}/`, SPOTLIGHT]), launchChromium()]);
   }, 120_000);
   afterAll(async () => {
     rmSync(PROBE, { force: true });

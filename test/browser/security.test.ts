@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium";
 import { eventually } from "../support/eventually";
 import { FakeIngest } from "../support/fake-ingest";
+import { startTogether } from "../support/start-together";
 import { APP_DSN } from "../support/worker";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
@@ -19,7 +20,7 @@ describe("the pages under their Content-Security-Policy, in Chromium", () => {
   let browser: Browser;
   beforeAll(async () => {
     ingest = await FakeIngest.start();
-    [server, browser] = await Promise.all([
+    [server, browser] = await startTogether([
       // Not development, whose policy makes room for wrangler's live reload: the nonced policy is proven here.
       startWranglerDev({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "staging", TUNNEL_UPSTREAM_ORIGIN: ingest.origin }),
       launchChromium(),

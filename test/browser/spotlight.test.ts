@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
 import { startNpmScript, type RunningScript } from "../support/npm-script";
+import { startTogether } from "../support/start-together";
 
 /** The README's URLs: the app and Spotlight as `npm start` serves them. */
 const APP = "http://localhost:8787";
@@ -25,7 +26,7 @@ describe("the local loop: npm start, the self-test, and Spotlight at the README'
   let started: RunningScript;
   let browser: Browser;
   beforeAll(async () => {
-    [started, browser] = await Promise.all([startNpmScript(["start"], [`${APP}/`, SPOTLIGHT], { CI: "true" }), launchChromium()]);
+    [started, browser] = await startTogether([startNpmScript(["start"], [`${APP}/`, SPOTLIGHT], { CI: "true" }), launchChromium()]);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
