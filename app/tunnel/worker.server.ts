@@ -65,12 +65,18 @@ export function createTunnelWorker(settings: TunnelSettings, bindings: TunnelBin
 
 /** Missing optional bindings become parts that do nothing: no stage asks whether one is there. */
 const NO_ANALYTICS: Pick<AnalyticsEngineDataset, "writeDataPoint"> = { writeDataPoint: () => {} };
+/**
+ * The type requires the request limiter; a Worker started without it all the same (a benchmark
+ * measuring the tunnel's own cost) lets every client through, without asking a binding that is not there.
+ */
+const EVERY_CLIENT: ClientLimiter = async () => true;
 
 /** The parts of {@link createTunnelWorker}, for it and for measurements of the stages (`npm run bench:ablation`). */
 export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime): TunnelWorkerParts {
   const { now = Date.now, random = Math.random, fetch, log = logToConsole } = runtime;
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
-  const clientAllowed = createClientLimiter(bindings.TUNNEL_RATE_LIMITER, settings.rateLimitPeriodSeconds, now);
+  const limiter = bindings.TUNNEL_RATE_LIMITER as TunnelBindings["TUNNEL_RATE_LIMITER"] | undefined;
+  const clientAllowed = limiter ? createClientLimiter(limiter, settings.rateLimitPeriodSeconds, now) : EVERY_CLIENT;
   const analytics = bindings.TUNNEL_ANALYTICS ?? NO_ANALYTICS;
   const limits = new SentryLimits(now);
   const stats = new SpoolStats();
