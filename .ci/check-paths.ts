@@ -23,10 +23,10 @@ interface Named {
  * `docs/decisions/`), and the targets of a Markdown file's relative links, resolved from its folder.
  * Globs and placeholders name their fixed part (`app/**` names `app/`).
  */
-export function namedPaths(text: string, file: string): Named[] {
+export function namedPaths(text: string, file: string, folders: readonly string[] = FOLDERS): Named[] {
   const named: Named[] = [];
   const lines = text.split("\n");
-  const word = new RegExp(`(?:^|[\\s\`'"(\\[])((?:${FOLDERS.map((folder) => folder.replace(".", "\\.")).join("|")})/[\\w./*$<>…-]*)`, "g");
+  const word = new RegExp(`(?:^|[\\s\`'"(\\[])((?:${folders.map((folder) => folder.replace(".", "\\.")).join("|")})/[\\w./*$<>…-]*)`, "g");
   for (const [index, line] of lines.entries()) {
     const at = `${file}:${index + 1}`;
     for (const match of line.matchAll(word)) named.push({ path: fixedPart(match[1]!), at });
@@ -51,8 +51,8 @@ function fixedPart(path: string): string {
  * The paths named somewhere in the checkout that are not in it. What git ignores is made later (a
  * build, a test run, a benchmark, a developer's settings), so it is not missing.
  */
-export function missingPaths(root: string, files: readonly string[]): Named[] {
-  const absent = files.flatMap((file) => namedPaths(readFileSync(join(root, file), "utf8"), file)).filter(({ path }) => !existsSync(join(root, path)));
+export function missingPaths(root: string, files: readonly string[], folders: readonly string[] = FOLDERS): Named[] {
+  const absent = files.flatMap((file) => namedPaths(readFileSync(join(root, file), "utf8"), file, folders)).filter(({ path }) => !existsSync(join(root, path)));
   if (absent.length === 0) return [];
   const ignored = new Set(ignoredByGit(root, [...new Set(absent.map(({ path }) => path))]));
   return absent.filter(({ path }) => !ignored.has(path));
