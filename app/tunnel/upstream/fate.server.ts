@@ -5,8 +5,8 @@ import type { ForwardFailure } from "./forward.server";
  * - `delivered`: a 2xx, Sentry took it;
  * - `rate_limited`: a 429, Sentry's "not yet": the live path passes it on, so that the SDK backs
  *   off, and the spool tries again when the limit ends;
- * - `unavailable`: any other 5xx, no answer in time, or no connection: "not now", so the live path
- *   stores the envelope and the spool tries it again later, and the breaker counts it;
+ * - `unavailable`: a 5xx, no answer in time, or no connection: "not now", so the live path stores
+ *   the envelope and the spool tries it again later, and the breaker counts it;
  * - `refused`: anything else, a 4xx or a redirect (never followed): Sentry saw it and said no, and
  *   sending it again would not help.
  *
