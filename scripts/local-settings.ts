@@ -10,7 +10,7 @@ import { resolveRelease } from "./release.ts";
 const PLACEHOLDER_DSN = "https://localdev@o0.ingest.sentry.io/0";
 
 /** The port in `variable`, or `fallback` when it is unset; a problem to say when it is no port. */
-export function portFrom(variable: string, fallback: number, env: NodeJS.ProcessEnv = process.env): { port: number } | { problem: string } {
+export function portFrom(variable: string, fallback: number, env: Record<string, string | undefined> = process.env): { port: number } | { problem: string } {
   const value = (env[variable] ?? "").trim();
   if (value === "") return { port: fallback };
   const port = Number(value);
