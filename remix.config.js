@@ -2,7 +2,9 @@
  * Remix classic compiler, targeting workerd: the server bundle is one ESM file that
  * wrangler uploads as is (`no_bundle`), so every dependency is bundled and resolved
  * with the `workerd` export conditions. Only the runtime's own modules stay imports:
- * `node:*` (Remix externalises those itself) and `cloudflare:*`.
+ * `node:*` (Remix externalises those itself) and `cloudflare:*`. In development
+ * (`npm run dev`), the dependencies stay imports too and wrangler bundles them when it
+ * restarts the Worker: each rebuild is then some 1.6 s shorter (scripts/start.ts).
  *
  * @type {import('@remix-run/dev').AppConfig}
  */
@@ -16,7 +18,7 @@ export default {
   assetsBuildDirectory: development ? ".dev/public/build" : "public/build",
   publicPath: "/build/",
   serverConditions: ["workerd", "worker", "browser"],
-  serverDependenciesToBundle: [/^(?!cloudflare:)/],
+  serverDependenciesToBundle: development ? [] : [/^(?!cloudflare:)/],
   serverMainFields: ["browser", "module", "main"],
   // Minified for deploys; not in development, for speed.
   serverMinify: !development,
