@@ -104,7 +104,8 @@ function stopAll(code: number): void {
  * (remix.config.js): a rebuild took 2.6 s with them, 1.0 s without, and a save reached the page
  * 3.4 to 3.7 s after saving instead of 4.1 to 4.9. wrangler minifies that bundle, keeping names:
  * on each restart Miniflare copies its whole config once per 4 KiB it appends after the script
- * (cloudflare/workers-sdk#15271): minified, a restart reached the Worker's start in 0.7 to 0.8 s, not 0.9 to 1.0.
+ * (cloudflare/workers-sdk#15271), and minified, a restart reached the Worker's start in 0.7 to
+ * 0.8 s instead of 0.9 to 1.0.
  */
 async function startDevLoop(): Promise<void> {
   const remix = supervise(spawn("remix", ["watch"], { stdio: ["ignore", "pipe", "inherit"], env: { ...env, NODE_ENV: "development" } }));

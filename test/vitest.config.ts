@@ -4,6 +4,15 @@ import { defineConfig } from "vitest/config";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
+/** The browser tests that time a developer's waits. */
+const DEVELOPER_WAITS = ["test/browser/dev-loop.test.ts", "test/browser/spotlight.test.ts"];
+const ONE_BROWSER_AT_A_TIME = {
+  globalSetup: ["./test/browser/global-setup.ts"],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  fileParallelism: false,
+};
+
 /**
  * Three layers: unit tests beside the code they test, in Node; Worker tests against `build/` in
  * workerd; browser tests in Chromium against `wrangler dev`. `npm test` builds first.
@@ -15,15 +24,6 @@ const root = fileURLToPath(new URL("..", import.meta.url));
  * project: a developer's machine is not also finishing some 650 tests. Run last, a save reached the
  * open page 0.5 to 1 s later than on a quiet machine, and now and then past the dev-loop test's 5 s.
  */
-/** The browser tests that time a developer's waits. */
-const DEVELOPER_WAITS = ["test/browser/dev-loop.test.ts", "test/browser/spotlight.test.ts"];
-const ONE_BROWSER_AT_A_TIME = {
-  globalSetup: ["./test/browser/global-setup.ts"],
-  testTimeout: 60_000,
-  hookTimeout: 120_000,
-  fileParallelism: false,
-};
-
 export default defineConfig({
   test: {
     root,
