@@ -58,6 +58,26 @@ describe("readConfig", () => {
     expect(read).toThrow(new RegExp(`^${variable} .*${problem.replace(/[/?*]/g, "\\$&")}`));
   });
 
+  describe("refuses two routes that would serve one path, naming the setting to change", () => {
+    const derived = readConfig({ SENTRY_DSN: DSN }).tunnel.route;
+    it.each([
+      ["TUNNEL_ROUTE over the derived route's report path", { TUNNEL_ROUTE: `${derived}/csp` }, "TUNNEL_ROUTE", `"${derived}/csp" would take envelopes at ${derived}/csp, where the route derived from SENTRY_DSN (${derived}) takes CSP reports`],
+      ["a retired route over the derived route's report path", { TUNNEL_RETIRED_ROUTES: `${derived}/csp` }, "TUNNEL_RETIRED_ROUTES", `"${derived}/csp" would take envelopes at ${derived}/csp, where the route derived from SENTRY_DSN (${derived}) takes CSP reports`],
+      ["a retired route over another retired route's report path", { TUNNEL_RETIRED_ROUTES: "/a3f8c1, /a3f8c1/csp" }, "TUNNEL_RETIRED_ROUTES", '"/a3f8c1/csp" would take envelopes at /a3f8c1/csp, where the retired route (/a3f8c1) takes CSP reports'],
+      ["a retired route whose report path is TUNNEL_ROUTE", { TUNNEL_ROUTE: "/a3f8c1/csp", TUNNEL_RETIRED_ROUTES: "/a3f8c1" }, "TUNNEL_RETIRED_ROUTES", '"/a3f8c1" would take CSP reports at /a3f8c1/csp, where TUNNEL_ROUTE (/a3f8c1/csp) takes envelopes'],
+      ["a retired route over TUNNEL_ROUTE's report path", { TUNNEL_ROUTE: "/k7q2x9", TUNNEL_RETIRED_ROUTES: "/k7q2x9/csp" }, "TUNNEL_RETIRED_ROUTES", '"/k7q2x9/csp" would take envelopes at /k7q2x9/csp, where TUNNEL_ROUTE (/k7q2x9) takes CSP reports'],
+    ] as const)("%s", (_kind, variables, variable, problem) => {
+      const read = () => readConfig({ SENTRY_DSN: DSN, ...variables });
+      expect(read).toThrow(ConfigError);
+      expect(read).toThrow(`${variable} ${problem}: one path cannot serve both`);
+    });
+
+    it("takes a route named twice, which serves the same paths", () => {
+      const config = readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: derived, TUNNEL_RETIRED_ROUTES: `${derived}, /monitoring, /k7q2x9, /k7q2x9` });
+      expect(config.tunnel.routes).toEqual([derived, "/monitoring", "/k7q2x9"]);
+    });
+  });
+
   it("allows the app's own DSN and the extra ones, and sends the Worker's events to the development origin", () => {
     const config = readConfig({
       SENTRY_DSN: DSN,

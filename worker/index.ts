@@ -5,7 +5,8 @@ import { withSentry } from "@sentry/cloudflare";
 import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
-import { createTunnelWorker } from "../app/tunnel";
+import { browserMonitoringSettings } from "../app/monitoring/browser-settings.server";
+import { createTunnelWorker, reportPathOf } from "../app/tunnel";
 import { crossSiteRefusal } from "./cross-site";
 import { withOwnTrace } from "./own-trace";
 import { pagePathsOf } from "./page-paths";
@@ -31,10 +32,17 @@ const tunnel = createTunnelWorker(config.tunnel, startupEnv, {
 const reporting = workerReporting(config, tunnel);
 const { clientMayReport } = reporting;
 
-// Said once per isolate, so that an operator sees a missing spool before an outage does.
+// Said once per isolate, so that an operator sees a missing spool before an outage does, and can
+// confirm from the logs what the pages post to and what else is still served.
 console.log(
   JSON.stringify({
     event: "tunnel_start",
+    monitoring: config.sentry.dsn
+      ? `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`
+      : "off: SENTRY_DSN is empty, so neither the pages nor the Worker report anything",
+    pages_post_to: browserMonitoringSettings(config.sentry, config.tunnel.route)?.tunnel ?? null,
+    routes_served: config.tunnel.routes,
+    csp_reports_served: config.tunnel.ownProject ? config.tunnel.routes.map(reportPathOf) : [],
     spool: startupEnv.TUNNEL_SPOOL ? "on" : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
     large_bodies: startupEnv.TUNNEL_SPOOL_BUCKET ? "R2" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
     self_test: config.selfTest

@@ -5,7 +5,7 @@ import { PREFLIGHT_HEADERS } from "./request/cors.server";
 import { allowedQueries, type DsnAllowList } from "./upstream/allow-list.server";
 import { TUNNEL_PATH, tunnelPaths, type TunnelPaths } from "./request/path";
 import { parseTunnelQuery, type TunnelQuery } from "./request/query.server";
-import { projectOf, queryOf, securityEndpointFor } from "./upstream/ingest.server";
+import { projectOf, queryOf, securityEndpointFor, upstreamUrlFor } from "./upstream/ingest.server";
 import type { TunnelSettings } from "./settings.server";
 import { TUNNEL_RESPONSE_HEADERS } from "./upstream/header-policy.server";
 
@@ -13,6 +13,10 @@ import { TUNNEL_RESPONSE_HEADERS } from "./upstream/header-policy.server";
 export interface ReportTarget {
   url: string;
   project: TunnelQuery;
+  /** The app's own DSN: Sentry's limits and the client reports of its reports are kept under it. */
+  dsn: string;
+  /** Its envelope endpoint, whose breaker the reports share: one ingest takes both. */
+  upstreamUrl: string;
 }
 
 /** What the first stage checks against, built once per tunnel. */
@@ -38,7 +42,12 @@ export function createGate(settings: TunnelSettings, clientAllowed: ClientLimite
     clientAllowed,
     paths: tunnelPaths(settings.routes),
     partners,
-    reports: own && { url: securityEndpointFor(own, settings.upstreamOrigin), project: queryOf(projectOf(own.dsn)) },
+    reports: own && {
+      url: securityEndpointFor(own, settings.upstreamOrigin),
+      project: queryOf(projectOf(own.dsn)),
+      dsn: own.dsn.text,
+      upstreamUrl: upstreamUrlFor(own.dsn, settings.upstreamOrigin),
+    },
     namesAllowedProject: allowedQueries(allowList),
     limitedHeaders: { "retry-after": period, "x-sentry-rate-limits": `${period}::key` },
     allowHeader: { allow: partners.size > 0 ? "POST, OPTIONS" : "POST" },

@@ -1,6 +1,6 @@
 import type { LogLine } from "./log-line.server";
 import { TUNNEL_PATH } from "./request/path";
-import { derivedRoute, routeProblem } from "./request/route";
+import { derivedRoute, routeCollision, routeProblem } from "./request/route";
 import { ConfigError, variableReader } from "./shared/variables.server";
 import type { SpoolQueue } from "./spool/store.server";
 import { parseDsn, type Dsn } from "./upstream/dsn.server";
@@ -105,7 +105,9 @@ function dsn(variable: TunnelVariable, value: string): Dsn {
  * The route the pages post to, and every route served (decision 016). By default a path derived
  * from the DSN; `TUNNEL_ROUTE` replaces it (`/monitoring`: the original URL, with its query). The
  * default stays served when replaced, and so do `TUNNEL_RETIRED_ROUTES`, so that pages loaded
- * before a change keep delivering; `/monitoring` is always served.
+ * before a change keep delivering; `/monitoring` is always served. No two of them may serve one
+ * path: the setting an operator made last in this order (the original, the derived route,
+ * `TUNNEL_ROUTE`, `TUNNEL_RETIRED_ROUTES`) is the one refused.
  */
 function tunnelRoutes(chosen: string, retiredRoutes: readonly string[], ownDsn: Dsn | undefined, pages: readonly string[]): Pick<TunnelSettings, "route" | "routes"> {
   const checked = (variable: TunnelVariable, value: string) => {
@@ -119,7 +121,30 @@ function tunnelRoutes(chosen: string, retiredRoutes: readonly string[], ownDsn: 
   }
   const route = chosen === "" ? (derived ?? TUNNEL_PATH) : checked("TUNNEL_ROUTE", chosen);
   const retired = retiredRoutes.map((value) => checked("TUNNEL_RETIRED_ROUTES", value));
+  const sources: RouteSource[] = [
+    { route: TUNNEL_PATH, variable: undefined, name: "the original route" },
+    ...(derived ? [{ route: derived, variable: "SENTRY_DSN" as const, name: "the route derived from SENTRY_DSN" }] : []),
+    ...(chosen === "" ? [] : [{ route, variable: "TUNNEL_ROUTE" as const, name: "TUNNEL_ROUTE" }]),
+    ...retired.map((value) => ({ route: value, variable: "TUNNEL_RETIRED_ROUTES" as const, name: "the retired route" })),
+  ];
+  const collision = routeCollision(sources);
+  if (collision) {
+    const { later, earlier, path } = collision;
+    throw new ConfigError(
+      // The later route is always one an operator set: the original and the derived route never collide.
+      later.route.variable ?? "TUNNEL_ROUTE",
+      `"${later.route.route}" would take ${later.role} at ${path}, where ${earlier.route.name} (${earlier.route.route}) takes ${earlier.role}: ` +
+        "one path cannot serve both, and what the pages post there would be refused. Choose a path that is no other route and no route's report path",
+    );
+  }
   return { route, routes: [...new Set([route, ...(derived ? [derived] : []), ...retired, TUNNEL_PATH])] };
+}
+
+/** A served route, and the setting an operator knows it by. */
+interface RouteSource {
+  route: string;
+  variable: TunnelVariable | undefined;
+  name: string;
 }
 
 /**

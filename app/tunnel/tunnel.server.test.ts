@@ -10,14 +10,16 @@ const PARTNER = "https://partner.example.com";
 const TUNNEL = `${APP}/monitoring?o=1&p=2&r=us`;
 const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30" });
 
-/** Sentry as a stub `fetch`: it answers as `answer` says (200 by default), and counts what reached it. */
+/** Sentry as a stub `fetch`: it answers as `answer` says (200 by default), and keeps what reached it. */
 function sentryAnswering(answer: () => Response = () => Response.json({ id: "0123456789abcdef0123456789abcdef" })) {
   const arrivals: string[] = [];
-  const fetch = (async (url: RequestInfo | URL) => {
+  const bodies: string[] = [];
+  const fetch = (async (url: RequestInfo | URL, init?: RequestInit) => {
     arrivals.push(String(url));
+    bodies.push(await new Response(init?.body).text());
     return answer();
   }) as typeof globalThis.fetch;
-  return { fetch, arrivals };
+  return { fetch, arrivals, bodies };
 }
 
 /** The tunnel as `createTunnelWorker` builds it, every client allowed unless a limiter is given, Sentry a stub. */
@@ -25,7 +27,7 @@ function tunnelWith({ bindings = {}, runtime = {}, sentry = sentryAnswering() }:
   const log: LogLine[] = [];
   const everyClient = { limit: async () => ({ success: true }) };
   const worker = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: everyClient, ...bindings }, { log: (line) => log.push(line), fetch: sentry.fetch, ...runtime });
-  return { tunnel: worker.fetch, log, sentry };
+  return { tunnel: worker.fetch, worker, log, sentry };
 }
 
 function envelopeRequest(headers: Record<string, string> = {}, url = TUNNEL, method = "POST"): Request {
@@ -142,6 +144,71 @@ describe("the tunnel: Sentry's answer", () => {
     const response = await tunnelWith({ sentry }).tunnel(envelopeRequest());
     expect(response.status).toBe(200);
     expect(await response.text()).toBe("");
+  });
+});
+
+describe("the tunnel: CSP reports, held where an envelope would be", () => {
+  const ENVELOPE_ENDPOINT = "https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0";
+  const reportRequest = (headers: Record<string, string> = {}) =>
+    new Request(`${APP}${settings.route}/csp`, {
+      method: "POST",
+      headers: { "content-type": "application/csp-report", ...headers },
+      body: JSON.stringify({ "csp-report": { "document-uri": `${APP}/`, "blocked-uri": "https://evil.example/x.js" } }),
+    });
+  /** The counts of the client report the tunnel sends once it flushes, as Sentry would read them. */
+  async function clientReportAfter(worker: { reports: { flush(): Promise<void> } }, sentry: ReturnType<typeof sentryAnswering>) {
+    await worker.reports.flush();
+    const index = sentry.bodies.findIndex((body) => body.includes('{"type":"client_report"}'));
+    expect(sentry.arrivals[index]).toBe(ENVELOPE_ENDPOINT);
+    return (JSON.parse(sentry.bodies[index]!.split("\n")[2]!) as { discarded_events: unknown[] }).discarded_events;
+  }
+
+  it("holds every report while Sentry rate-limits the project, and counts them for the project's Stats", async () => {
+    const sentry = sentryAnswering(() => new Response(null, { status: 429, headers: { "retry-after": "37", "x-sentry-rate-limits": "37::organization" } }));
+    const { tunnel, worker, log } = tunnelWith({ sentry });
+    expect((await tunnel(envelopeRequest())).status).toBe(429);
+    const statuses = [];
+    for (let report = 0; report < 20; report += 1) statuses.push((await tunnel(reportRequest())).status);
+    expect(statuses).toEqual(Array(20).fill(429));
+    expect(sentry.arrivals).toEqual([ENVELOPE_ENDPOINT]);
+    expect(log.slice(1)).toEqual(Array(20).fill(expect.objectContaining({ kind: "security_report", outcome: "rejected", reason: "sentry_rate_limited", upstream_status: null })));
+    expect(await clientReportAfter(worker, sentry)).toEqual([{ reason: "ratelimit_backoff", category: "security", quantity: 20 }]);
+  });
+
+  it("holds reports while the ingest's breaker is open, whether envelopes or reports opened it", async () => {
+    for (const opener of [envelopeRequest, reportRequest]) {
+      const sentry = sentryAnswering(() => new Response("down", { status: 503 }));
+      const { tunnel, worker, log } = tunnelWith({ sentry });
+      for (let failure = 0; failure < 3; failure += 1) await tunnel(opener());
+      expect(sentry.arrivals).toHaveLength(3);
+      const held = await tunnel(reportRequest());
+      expect(held.status).toBe(503);
+      expect(await reasonOf(held)).toBe("sentry_unavailable");
+      expect(sentry.arrivals).toHaveLength(3);
+      expect(log[3]).toMatchObject({ kind: "security_report", outcome: "failed", reason: "sentry_unavailable" });
+      // The reports Sentry failed on are lost too, and counted as such.
+      const lost = opener === reportRequest ? 4 : 1;
+      expect(await clientReportAfter(worker, sentry)).toEqual([{ reason: "network_error", category: "security", quantity: lost }]);
+    }
+  });
+
+  it("counts a report over its client's share, which no browser counts", async () => {
+    const { tunnel, worker, sentry } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit: async () => ({ success: false }) } } });
+    expect((await tunnel(reportRequest({ "cf-connecting-ip": "203.0.113.5" }))).status).toBe(429);
+    expect(sentry.arrivals).toEqual([]);
+    expect(await clientReportAfter(worker, sentry)).toEqual([{ reason: "ratelimit_backoff", category: "security", quantity: 1 }]);
+  });
+
+  it("sends a report while only another category is limited, and counts nothing", async () => {
+    let answer = () => new Response(null, { status: 429, headers: { "x-sentry-rate-limits": "60:error:project" } });
+    const sentry = sentryAnswering(() => answer());
+    const { tunnel, worker } = tunnelWith({ sentry });
+    await tunnel(envelopeRequest());
+    answer = () => new Response("{}", { status: 200 });
+    expect((await tunnel(reportRequest())).status).toBe(200);
+    expect(sentry.arrivals[1]).toMatch(/^https:\/\/o1\.ingest\.us\.sentry\.io\/api\/2\/security\/\?sentry_key=/);
+    await worker.reports.flush();
+    expect(sentry.arrivals).toHaveLength(2);
   });
 });
 

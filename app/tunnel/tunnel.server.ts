@@ -1,7 +1,7 @@
 import { admit, kindAt, type Gate } from "./admit.server";
 import { tunnelAnswer, type Answer } from "./answers.server";
 import { deliver, type Delivery } from "./deliver.server";
-import { forwardSecurityReport } from "./forward-report.server";
+import { forwardSecurityReport, REPORT_CATEGORY } from "./forward-report.server";
 import { NO_FACTS, recordRequest, type Recorder, type RequestFacts } from "./log-line.server";
 import { receiveEnvelope } from "./receive.server";
 import { corsHeadersFor } from "./request/cors.server";
@@ -66,9 +66,15 @@ interface Served {
 /** A request through the stages: admitted, received (envelopes), then delivered or forwarded (CSP reports). */
 async function serveRequest(request: Request, deadline: Deadline, parts: TunnelParts, receivedAt: number): Promise<Served> {
   const admission = await admit(request, parts.gate);
-  if (!admission.admitted) return { answer: admission.answer, facts: { ...NO_FACTS, kind: admission.kind } };
+  if (!admission.admitted) {
+    // Browsers count nothing of the CSP reports they send: one over its client's share is counted here.
+    if (admission.answer.code === "rate_limited" && admission.kind === "security_report" && parts.gate.reports) {
+      parts.delivery.reports.count(parts.gate.reports.dsn, "ratelimit_backoff", [REPORT_CATEGORY]);
+    }
+    return { answer: admission.answer, facts: { ...NO_FACTS, kind: admission.kind } };
+  }
   if (admission.kind === "security_report") {
-    const { answer, bytes, upstreamStatus } = await forwardSecurityReport(request, deadline, admission.target, parts.delivery.fetch);
+    const { answer, bytes, upstreamStatus } = await forwardSecurityReport(request, deadline, admission.target, parts.delivery);
     return { answer, facts: { kind: "security_report", query: admission.target.project, bytes: bytes ?? null, upstreamStatus } };
   }
 

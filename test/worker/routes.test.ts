@@ -71,6 +71,16 @@ describe("the tunnel's routes (decision 016)", () => {
       expect(await pageSees(worker.fetch)).toEqual({ tunnel: "/k7q2x9", reportUri: "/k7q2x9/csp" });
     });
 
+    it("names in its start-up line the route pages post to and every path it serves", () => {
+      const start = worker.logs.find((line) => line.startsWith('{"event":"tunnel_start"'));
+      expect(JSON.parse(start!)).toMatchObject({
+        monitoring: "on: project 4502, environment production",
+        pages_post_to: "/k7q2x9",
+        routes_served: ["/k7q2x9", APP_ROUTE, "/a3f8c1", "/monitoring"],
+        csp_reports_served: ["/k7q2x9/csp", `${APP_ROUTE}/csp`, "/a3f8c1/csp", "/monitoring/security-report"],
+      });
+    });
+
     it("still delivers what pages loaded before the change post: the retired route, the default it replaced, and the original", async () => {
       for (const path of ["/k7q2x9", "/a3f8c1", APP_ROUTE, APP_TUNNEL]) {
         const { body } = buildEnvelope();
@@ -89,6 +99,8 @@ describe("the tunnel's routes (decision 016)", () => {
     const worker = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_ROUTE: "/monitoring" });
     try {
       expect(await pageSees(worker.fetch)).toEqual({ tunnel: APP_TUNNEL, reportUri: "/monitoring/security-report" });
+      const start = worker.logs.find((line) => line.startsWith('{"event":"tunnel_start"'));
+      expect(JSON.parse(start!)).toMatchObject({ pages_post_to: APP_TUNNEL, routes_served: ["/monitoring", APP_ROUTE] });
     } finally {
       await worker.dispose();
     }
@@ -98,6 +110,7 @@ describe("the tunnel's routes (decision 016)", () => {
     ["/sentry-example-page", 'holds "sentry"'],
     ["/build/x", "would shadow /build/"],
     ["/k7q2x9?x=1", "one to four segments"],
+    [`${APP_ROUTE}/csp`, `would take envelopes at ${APP_ROUTE}/csp, where the route derived from SENTRY_DSN (${APP_ROUTE}) takes CSP reports`],
   ])("does not start with TUNNEL_ROUTE=%s, and says why", async (route, problem) => {
     const refusal = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_ROUTE: route }).then(
       async (started) => {

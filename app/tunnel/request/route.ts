@@ -84,3 +84,35 @@ function fnv1a64(text: string): bigint {
   }
   return hash;
 }
+
+/** What one exact path is to the tunnel: where a route takes envelopes, or its CSP reports. */
+export type PathRole = "envelopes" | "CSP reports";
+
+/** Two routes that would serve one path: `later` is the one listed after `earlier`. */
+export interface RouteCollision<Route extends { route: string }> {
+  path: string;
+  earlier: { route: Route; role: PathRole };
+  later: { route: Route; role: PathRole };
+}
+
+/**
+ * The first path two routes would both serve, or `undefined`. Each route serves two exact paths,
+ * itself for envelopes and its report path for CSP reports, and every path is checked against
+ * every other: a route that is another's report path (`/a` and `/a/csp`) would have pages post
+ * envelopes where CSP reports are taken, and each would be refused. The same route listed twice
+ * serves the same paths, which is no collision.
+ */
+export function routeCollision<Route extends { route: string }>(routes: readonly Route[]): RouteCollision<Route> | undefined {
+  const served = new Map<string, { route: Route; role: PathRole }>();
+  for (const route of routes) {
+    for (const [path, role] of [
+      [route.route, "envelopes"],
+      [reportPathOf(route.route), "CSP reports"],
+    ] as const) {
+      const earlier = served.get(path);
+      if (!earlier) served.set(path, { route, role });
+      else if (earlier.route.route !== route.route) return { path, earlier, later: { route, role } };
+    }
+  }
+  return undefined;
+}
