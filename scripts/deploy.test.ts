@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const root = new URL("..", import.meta.url).pathname;
+const DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
 
 /** `npm run deploy`'s script, run as a first-time user would: no login, no Cloudflare token. */
 function deploy(args: string[], env: Record<string, string> = {}) {
@@ -63,8 +64,23 @@ describe("npm run deploy, before anything is uploaded", { timeout: 30_000 }, () 
     }
   });
 
-  it("goes on to wrangler with a token and a valid configuration (a dry run here)", () => {
-    const { status, lines } = deploy(["--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "dry-run-"))], { CLOUDFLARE_API_TOKEN: "token" });
+  it("refuses to deploy production with monitoring silently off, and names the way to turn it off on purpose", () => {
+    // wrangler.toml's own SENTRY_DSN is empty: a first deploy that forgot to set it.
+    const { status, lines } = deploy(["--dry-run"], { CLOUDFLARE_API_TOKEN: "token" });
+    expect(status).toBe(1);
+    expect(lines).toEqual([
+      "Configuration: SENTRY_DSN is empty, so the deployed pages and Worker would report nothing to Sentry. Set it in wrangler.toml's [vars] " +
+        "or with --var SENTRY_DSN:<your project's DSN>, or deploy without monitoring on purpose: npm run deploy -- --monitoring=off",
+      "Nothing was deployed or uploaded.",
+    ]);
+  });
+
+  it.each([
+    ["with a DSN", ["--var", `SENTRY_DSN:${DSN}`]],
+    ["without one, said on purpose", ["--monitoring=off"]],
+    ["without one, to another environment", ["--var", "SENTRY_ENVIRONMENT:staging"]],
+  ])("goes on to wrangler with a token and a valid configuration %s (a dry run here)", (_case, args) => {
+    const { status, lines } = deploy(["--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "dry-run-")), ...args], { CLOUDFLARE_API_TOKEN: "token" });
     expect(status).toBe(0);
     expect(lines).toContain("--dry-run: exiting now.");
   });

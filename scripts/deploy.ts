@@ -1,7 +1,8 @@
 // `npm run deploy`, after the build: checks what it can before anything is uploaded, deploys the
 // bundle the build prepared, and only then uploads the source maps to Sentry and finalises the
 // release, so that a failed deploy leaves no release behind. Extra arguments go to `wrangler
-// deploy` (`--var NAME:VALUE`, `--env`). Every failure is one line, never a stack trace.
+// deploy` (`--var NAME:VALUE`, `--env`), but for `--monitoring=off`, which is ours: a production
+// deploy with an empty SENTRY_DSN is refused without it. Every failure is one line, never a stack trace.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
@@ -14,7 +15,10 @@ import { unstable_readConfig } from "wrangler";
 import { resolveRelease } from "./release.ts";
 import { optionOf, passedVars } from "./wrangler-arguments.ts";
 
-const passed = process.argv.slice(2);
+/** Said by an operator who deploys to production without a DSN on purpose. */
+const MONITORING_OFF = "--monitoring=off";
+const monitoringOff = process.argv.includes(MONITORING_OFF);
+const passed = process.argv.slice(2).filter((arg) => arg !== MONITORING_OFF);
 const problems: string[] = [];
 
 try {
@@ -68,6 +72,7 @@ function loggedIn(): boolean {
 /**
  * Starts the built Worker with the variables the deploy would give it: the Worker reads and checks
  * them when it starts, so a bad one is refused here, with its name, instead of after the upload.
+ * An empty SENTRY_DSN is valid, and turns all monitoring off: in production, only on purpose.
  */
 async function workerConfigProblem(): Promise<string | undefined> {
   const config = unstable_readConfig({ config: optionOf(passed, ["--config", "-c"]) ?? "wrangler.toml", env: optionOf(passed, ["--env", "-e"]) });
@@ -84,13 +89,20 @@ async function workerConfigProblem(): Promise<string | undefined> {
   });
   try {
     await miniflare.ready;
-    return undefined;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return /ConfigError: ([^\n]*)/.exec(output)?.[1] ?? message.split("\n")[0];
   } finally {
     await miniflare.dispose().catch(() => {});
   }
+  const environment = (vars.SENTRY_ENVIRONMENT ?? "").trim() || "production";
+  if ((vars.SENTRY_DSN ?? "").trim() === "" && environment === "production" && !monitoringOff) {
+    return (
+      "SENTRY_DSN is empty, so the deployed pages and Worker would report nothing to Sentry. Set it in wrangler.toml's [vars] " +
+      `or with --var SENTRY_DSN:<your project's DSN>, or deploy without monitoring on purpose: npm run deploy -- ${MONITORING_OFF}`
+    );
+  }
+  return undefined;
 }
 
 function run(command: string, args: string[]): boolean {

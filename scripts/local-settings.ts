@@ -3,11 +3,10 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { parseEnv } from "node:util";
 
+import { PLACEHOLDER_DSN } from "../app/monitoring/local-placeholder.ts";
 import { resolveRelease } from "./release.ts";
-
-/** A DSN of the SaaS shape that reaches nobody: with TUNNEL_UPSTREAM_ORIGIN set, it lands in Spotlight. */
-const PLACEHOLDER_DSN = "https://localdev@o0.ingest.sentry.io/0";
 
 /** The port in `variable`, or `fallback` when it is unset; a problem to say when it is no port. */
 export function portFrom(variable: string, fallback: number, env: Record<string, string | undefined> = process.env): { port: number } | { problem: string } {
@@ -32,14 +31,15 @@ export async function listening(port: number): Promise<boolean> {
   return (await answers("127.0.0.1")) || (await answers("::1"));
 }
 
-/** The variables the developer set, where wrangler reads them: `.dev.vars`, or else `.env` and `.env.local`. */
-export function localVariableNames(dir = "."): Set<string> {
+/** The variables the developer set, with their values, where wrangler reads them: `.dev.vars`, or else `.env` and `.env.local`. */
+export function localVariables(dir = "."): Record<string, string> {
   const files = existsSync(join(dir, ".dev.vars")) ? [".dev.vars"] : [".env", ".env.local"].filter((file) => existsSync(join(dir, file)));
-  const names = new Set<string>();
-  for (const file of files) {
-    for (const match of readFileSync(join(dir, file), "utf8").matchAll(/^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=/gm)) names.add(match[1]!);
-  }
-  return names;
+  return Object.assign({}, ...files.map((file) => parseEnv(readFileSync(join(dir, file), "utf8")))) as Record<string, string>;
+}
+
+/** The names of {@link localVariables}. */
+export function localVariableNames(dir = "."): Set<string> {
+  return new Set(Object.keys(localVariables(dir)));
 }
 
 /**

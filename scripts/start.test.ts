@@ -1,5 +1,8 @@
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
@@ -27,5 +30,35 @@ describe("npm start and npm run dev, with a port taken", () => {
     } finally {
       taken.close();
     }
+  });
+});
+
+describe("npm start and npm run dev, with a bad variable", () => {
+  /** The project as a checkout with the developer's own `.dev.vars`, without writing into this one. */
+  function checkoutWith(devVars: string): string {
+    const dir = mkdtempSync(join(tmpdir(), "checkout-"));
+    for (const name of ["app", "worker", "node_modules", "package.json", "remix.config.js", "wrangler.toml"]) symlinkSync(join(root, name), join(dir, name));
+    writeFileSync(join(dir, ".dev.vars"), devVars);
+    return dir;
+  }
+
+  it.each([
+    ["npm start", []],
+    ["npm run dev", ["--dev"]],
+  ])("%s says it in one line of its own that names the variable, and starts and builds nothing", { timeout: 30_000 }, (_command, args) => {
+    const dir = checkoutWith("TUNNEL_ROUTE=/k7q2x9\nTUNNEL_RETIRED_ROUTES=/a3f8c1, /k7q2x9/csp\n");
+    const result = spawnSync(process.execPath, [join(root, "scripts/start.ts"), ...args], {
+      cwd: dir,
+      encoding: "utf8",
+      env: { ...process.env, PORT: "1", SPOTLIGHT_PORT: "2" },
+      timeout: 30_000,
+    });
+    rmSync(dir, { recursive: true });
+    expect(result.status).toBe(1);
+    expect(result.stderr.split("\n").filter((line) => line !== "")).toEqual([
+      'Configuration: TUNNEL_RETIRED_ROUTES "/k7q2x9/csp" would take envelopes at /k7q2x9/csp, where TUNNEL_ROUTE (/k7q2x9) takes CSP reports: ' +
+        "one path cannot serve both, and what the pages post there would be refused. Choose a path that is no other route and no route's report path",
+    ]);
+    expect(result.stdout).toBe("");
   });
 });

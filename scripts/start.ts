@@ -6,7 +6,10 @@ import { cpSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
+import type { AppConfig } from "../app/config.server";
+import { SPOTLIGHT_ERRORS_PATH } from "../app/monitoring/local-placeholder.ts";
 import { buildIsCurrent, listening, localVariableNames, portFrom, unsetLocalDefaults } from "./local-settings.ts";
+import { checkWorkerVariables, localWorkerVariables } from "./worker-variables.ts";
 
 const dev = process.argv.includes("--dev");
 const command = dev ? "npm run dev" : "npm start";
@@ -31,7 +34,16 @@ for (const [port, what, variable] of [
 }
 
 // Settings the developer has not made get local defaults, for wrangler only.
-const unset = unsetLocalDefaults(`http://localhost:${spotlightPort}`, localVariableNames());
+const spotlightOrigin = `http://localhost:${spotlightPort}`;
+const unset = unsetLocalDefaults(spotlightOrigin, localVariableNames());
+// Read as the Worker will read them, before anything is built or started: a bad one is one line
+// of ours, rather than wrangler's account of a runtime that failed to start.
+const checked = await checkWorkerVariables(localWorkerVariables(unset));
+if ("problem" in checked) {
+  console.error(`Configuration: ${checked.problem}`);
+  process.exit(1);
+}
+const workerConfig = checked.config;
 process.on("SIGINT", () => stopAll(0));
 process.on("SIGTERM", () => stopAll(0));
 
@@ -48,6 +60,24 @@ if (dev) {
 } else {
   const vars = unset.flatMap(([name, value]) => ["--var", `${name}:${value}`]);
   supervise(spawn("wrangler", ["dev", "--port", String(appPort), ...vars], { stdio: "inherit", env }));
+  void whenListening(appPort).then(() => sayWhatToOpen(workerConfig));
+}
+
+/** Resolves once the app answers on `port`; polls while the app is starting, and stops when everything does. */
+async function whenListening(port: number): Promise<void> {
+  while (!stopping && !(await listening(port))) await new Promise((resolve) => setTimeout(resolve, 250));
+}
+
+/** The pages a developer opens first, once the app answers: the self-test, and where its reports land. */
+function sayWhatToOpen(config: AppConfig): void {
+  if (stopping) return;
+  const app = `http://localhost:${appPort}`;
+  const pages: [string, string][] = [[`${app}/`, "the home page"]];
+  if (config.selfTest) pages.push([`${app}/sentry-example-page`, "the self-test: each button sends an error, a trace or a log"]);
+  if (config.tunnel.upstreamOrigin === spotlightOrigin) pages.push([`${spotlightOrigin}${SPOTLIGHT_ERRORS_PATH}`, "Spotlight: what the app reported, locally"]);
+  else pages.push([config.tunnel.upstreamOrigin ?? "Sentry", "where reports go, not Spotlight: TUNNEL_UPSTREAM_ORIGIN is set"]);
+  const width = Math.max(...pages.map(([url]) => url.length));
+  console.log(`\nOpen:\n${pages.map(([url, what]) => `  ${url.padEnd(width)}  ${what}`).join("\n")}\n`);
 }
 
 function portOrExit(variable: string, fallback: number): number {
@@ -141,6 +171,7 @@ async function startDevLoop(): Promise<void> {
   });
   devWorker = worker;
   await worker.ready;
+  sayWhatToOpen(workerConfig);
   // A save while wrangler was starting: the Worker it started may predate that build.
   if (builds > 1) reload();
 }

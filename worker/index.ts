@@ -6,6 +6,7 @@ import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
 import { browserMonitoringSettings } from "../app/monitoring/browser-settings.server";
+import { PLACEHOLDER_DSN } from "../app/monitoring/local-placeholder";
 import { createTunnelWorker, reportPathOf } from "../app/tunnel";
 import { crossSiteRefusal } from "./cross-site";
 import { withOwnTrace } from "./own-trace";
@@ -37,9 +38,11 @@ const { clientMayReport } = reporting;
 console.log(
   JSON.stringify({
     event: "tunnel_start",
-    monitoring: config.sentry.dsn
-      ? `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`
-      : "off: SENTRY_DSN is empty, so neither the pages nor the Worker report anything",
+    monitoring: !config.sentry.dsn
+      ? "off: SENTRY_DSN is empty, so neither the pages nor the Worker report anything"
+      : config.sentry.dsn === PLACEHOLDER_DSN
+        ? "local: SENTRY_DSN is npm start's placeholder, which no Sentry project receives"
+        : `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`,
     pages_post_to: browserMonitoringSettings(config.sentry, config.tunnel.route)?.tunnel ?? null,
     routes_served: config.tunnel.routes,
     csp_reports_served: config.tunnel.ownProject ? config.tunnel.routes.map(reportPathOf) : [],

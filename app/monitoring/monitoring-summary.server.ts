@@ -1,5 +1,6 @@
 import type { SentryConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
+import { PLACEHOLDER_DSN } from "./local-placeholder";
 
 /** What the home page's Monitoring panel shows: enough to recognise the project, never the DSN's key. */
 type MonitoringSummary =
@@ -11,6 +12,8 @@ type MonitoringSummary =
       region: string | null;
       environment: string;
       release: string;
+      /** The DSN is the one `npm start` sets when none is configured: nothing reaches a Sentry project. */
+      placeholder: boolean;
     };
 
 export function monitoringSummary(sentry: SentryConfig): MonitoringSummary {
@@ -23,5 +26,6 @@ export function monitoringSummary(sentry: SentryConfig): MonitoringSummary {
     region: project.region ?? null,
     environment: sentry.environment,
     release: RELEASE,
+    placeholder: sentry.dsn === PLACEHOLDER_DSN,
   };
 }

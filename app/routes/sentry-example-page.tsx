@@ -4,6 +4,7 @@ import { Form, isRouteErrorResponse, json, Link, redirect, useLoaderData, useRou
 import { useState, type ReactNode } from "react";
 
 import { ErrorReference } from "../monitoring/error-reference";
+import { SPOTLIGHT_ERRORS_PATH } from "../monitoring/local-placeholder";
 import { startedSentry } from "../monitoring/load-sentry";
 import { currentSendSequence, useObservedSends, type ObservedSend } from "../monitoring/observed-sends";
 import { admitSelfTest, selfTestHeaders, selfTestIntent } from "../monitoring/self-test.server";
@@ -17,7 +18,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
   await admitSelfTest(context, request, { reports: false });
   const { sentry, tunnel } = context.config;
   // In development the upstream origin is Spotlight (`npm start` and `npm run dev` set it).
-  const spotlight = sentry.environment === "development" ? tunnel.upstreamOrigin : undefined;
+  const spotlight = sentry.environment === "development" && tunnel.upstreamOrigin ? `${tunnel.upstreamOrigin}${SPOTLIGHT_ERRORS_PATH}` : undefined;
   const search = new URL(request.url).searchParams;
   return { redirected: search.get("redirected"), failWhileHydrating: search.get("fail") === "hydration", spotlight: spotlight ?? null };
 }
@@ -114,7 +115,7 @@ function SelfTestPage({ redirected, spotlight = null, children }: { redirected: 
         {spotlight && (
           <>
             {" "}
-            Locally, everything lands in <a href={spotlight}>Spotlight</a>.
+            Locally, everything lands in <a href={spotlight}>Spotlight</a>, whose Errors view lists what the buttons send.
           </>
         )}
       </p>

@@ -3,6 +3,7 @@ import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
+import { PLACEHOLDER_DSN } from "../../app/monitoring/local-placeholder";
 import { root } from "../support/workerd";
 
 describe("the app in workerd", () => {
@@ -29,6 +30,7 @@ describe("the app in workerd", () => {
     expect(panel).toContain("<dd>us</dd>");
     expect(panel).toMatch(/<code title="[0-9a-f]{40}">[0-9a-f]{7}<\/code>/);
     expect(panel).not.toContain("0123456789abcdef0123456789abcdef");
+    expect(panel).not.toContain("placeholder");
   });
 
   it("answers an unknown path with a real 404 and a friendly page", async () => {
@@ -72,6 +74,19 @@ describe("the app in workerd", () => {
 describe("configuration", () => {
   it("refuses to start with a bad setting, naming the variable", async () => {
     await expect(startWorker({ TUNNEL_MAX_ENVELOPE_BYTES: "lots" })).rejects.toThrow(/TUNNEL_MAX_ENVELOPE_BYTES/);
+  });
+
+  it("says when its DSN is npm start's local placeholder, and links the self-test to Spotlight's Errors view", async () => {
+    const worker = await startWorker({ SENTRY_DSN: PLACEHOLDER_DSN, SENTRY_ENVIRONMENT: "development", TUNNEL_UPSTREAM_ORIGIN: "http://localhost:8969" });
+    try {
+      const home = await (await worker.fetch("/")).text();
+      expect(home).toContain('data-testid="placeholder-dsn"');
+      expect(home).toContain("This is the local placeholder DSN");
+      const selfTest = await (await worker.fetch("/sentry-example-page")).text();
+      expect(selfTest).toContain('<a href="http://localhost:8969/telemetry/errors">Spotlight</a>');
+    } finally {
+      await worker.dispose();
+    }
   });
 
   it("starts without a DSN and says monitoring is not configured", async () => {
