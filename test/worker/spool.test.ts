@@ -196,6 +196,38 @@ describe("the spool keeps what Sentry refused out of it", () => {
     expect(ingest.deliveries.at(-1)!.body.toString("utf8")).toContain(`"dsn":${JSON.stringify(legacy)}`);
   });
 
+  it("gives Sentry the client's address and identity on a spooled envelope, as on the live forward", async () => {
+    const client = {
+      "cf-connecting-ip": "203.0.113.77",
+      "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chromium/156",
+      referer: "https://app.example/checkout",
+      "sec-ch-ua-platform": '"Linux"',
+      cookie: "session=secret",
+    };
+    let calls = 0;
+    ingest.respondWith((request, response, body) => {
+      calls += 1;
+      // The second envelope meets an outage once, and is spooled.
+      if (calls !== 2) return answerOk(request, response, body);
+      response.writeHead(503);
+      response.end();
+    });
+    const [live, spooled] = [built(100, false), built(100, false)];
+    expect((await worker.post(live.sent, client)).status).toBe(200);
+    expect((await worker.post(spooled.sent, client)).status).toBe(202);
+    await eventually(() => worker.logLines("tunnel_spool").some((line) => line.outcome === "delivered"), 10_000, { pollMs: 50 });
+    // The last delivery of each: the spooled one's first try met the outage, and its sent_at has moved since.
+    const headersOf = ({ id }: Built) => {
+      const { host: _host, ...headers } = ingest.deliveries.findLast((delivery) => parseEnvelope(delivery.body).header.event_id === id)!.headers;
+      return headers;
+    };
+    // Relay takes the client's IP from the first of CF-Connecting-IP (Cloudflare's own, on the live
+    // forward only), X-Vercel-Forwarded-For, X-Sentry-Forwarded-For and X-Forwarded-For.
+    expect(headersOf(live)).toMatchObject({ "x-sentry-forwarded-for": "203.0.113.77", "x-forwarded-for": "203.0.113.77", "user-agent": client["user-agent"] });
+    expect(headersOf(spooled)).toEqual(headersOf(live));
+    expect(headersOf(spooled)).not.toHaveProperty("cookie");
+  });
+
   it("holds Sentry's rate limit at the edge: that category waits, others and other DSNs pass, until it expires", async () => {
     let calls = 0;
     ingest.respondWith((request, response, body) => {
