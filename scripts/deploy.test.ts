@@ -64,6 +64,17 @@ describe("npm run deploy, before anything is uploaded", { timeout: 30_000 }, () 
     }
   });
 
+  it("refuses two rate limiters that share a namespace, whose counts would mix", () => {
+    const config = join(mkdtempSync(join(tmpdir(), "shared-namespace-")), "wrangler.toml");
+    writeFileSync(config, readFileSync(join(root, "wrangler.toml"), "utf8").replace('namespace_id = "1002"', 'namespace_id = "1001"'));
+    const { status, lines } = deploy(["--config", config, "--var", `SENTRY_DSN:${DSN}`], { CLOUDFLARE_API_TOKEN: "token" });
+    expect(status).toBe(1);
+    expect(lines).toEqual([
+      "Configuration: TUNNEL_RATE_LIMITER and TUNNEL_SPOOL_CLIENT_BUDGET share the [[ratelimits]] namespace_id 1001, and so their counts: give each one of its own (docs/operating.md)",
+      "Nothing was deployed or uploaded.",
+    ]);
+  });
+
   it("refuses to deploy production with monitoring silently off, and names the way to turn it off on purpose", () => {
     // wrangler.toml's own SENTRY_DSN is empty: a first deploy that forgot to set it.
     const { status, lines } = deploy(["--dry-run"], { CLOUDFLARE_API_TOKEN: "token" });

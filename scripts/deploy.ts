@@ -76,6 +76,8 @@ function loggedIn(): boolean {
  */
 async function workerConfigProblem(): Promise<string | undefined> {
   const config = unstable_readConfig({ config: optionOf(passed, ["--config", "-c"]) ?? "wrangler.toml", env: optionOf(passed, ["--env", "-e"]) });
+  const shared = sharedNamespace(config.ratelimits as { name: string; namespace_id: string }[]);
+  if (shared) return shared;
   const vars = { ...(config.vars as Record<string, string>), ...passedVars(passed) };
   let output = "";
   const miniflare = new Miniflare({
@@ -101,6 +103,21 @@ async function workerConfigProblem(): Promise<string | undefined> {
       "SENTRY_DSN is empty, so the deployed pages and Worker would report nothing to Sentry. Set it in wrangler.toml's [vars] " +
       `or with --var SENTRY_DSN:<your project's DSN>, or deploy without monitoring on purpose: npm run deploy -- ${MONITORING_OFF}`
     );
+  }
+  return undefined;
+}
+
+/**
+ * Rate limiters with one `namespace_id` share their counters. The request limiter and the client's
+ * spool budget both count by the client's address, so sharing one would make every stored 256 KiB
+ * spend a client's requests, and the other way round.
+ */
+function sharedNamespace(limiters: readonly { name: string; namespace_id: string }[]): string | undefined {
+  const byNamespace = new Map<string, string>();
+  for (const { name, namespace_id } of limiters) {
+    const other = byNamespace.get(namespace_id);
+    if (other) return `${other} and ${name} share the [[ratelimits]] namespace_id ${namespace_id}, and so their counts: give each one of its own (docs/operating.md)`;
+    byNamespace.set(namespace_id, name);
   }
   return undefined;
 }
