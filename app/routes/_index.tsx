@@ -30,13 +30,7 @@ export default function Home() {
       </section>
       <section className="card" aria-labelledby="monitoring-title">
         <h2 id="monitoring-title">Monitoring</h2>
-        {monitoring?.configured && monitoring.placeholder && (
-          <p className="notice" data-testid="placeholder-dsn">
-            This is the local placeholder DSN that <code>npm start</code> sets when <code>SENTRY_DSN</code> is empty: no
-            Sentry project receives anything, and locally everything lands in Spotlight. Set <code>SENTRY_DSN</code> in{" "}
-            <code>.dev.vars</code> to report to your own project.
-          </p>
-        )}
+        {monitoring?.configured && monitoring.placeholder && <PlaceholderNotice />}
         {monitoring?.configured ? (
           <dl className="facts">
             <dt>Project</dt>
@@ -77,5 +71,15 @@ export default function Home() {
         )}
       </section>
     </>
+  );
+}
+
+function PlaceholderNotice() {
+  return (
+    <p className="notice" data-testid="placeholder-dsn">
+      This is the local placeholder DSN that <code>npm start</code> sets when <code>SENTRY_DSN</code> is empty: no Sentry
+      project receives anything, and locally everything lands in Spotlight. Set <code>SENTRY_DSN</code> in{" "}
+      <code>.dev.vars</code> to report to your own project.
+    </p>
   );
 }
