@@ -1,3 +1,7 @@
+import { readFileSync } from "node:fs";
+
+import { getTunnelPath } from "sentry-core-11";
+import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 
 import { ConfigError, readConfig } from "./config.server";
@@ -28,6 +32,7 @@ describe("readConfig", () => {
       ownProject: undefined,
       route: "/monitoring",
       routes: ["/monitoring"],
+      sentryPaths: [],
     });
   });
 
@@ -43,7 +48,8 @@ describe("readConfig", () => {
 
   it("asks for TUNNEL_ROUTE when the app's pages claim every path it could be given by default", () => {
     expect(() => readConfig({ SENTRY_DSN: DSN }, ["/", "/:slug"])).toThrow(/^TUNNEL_ROUTE must be set/);
-    expect(readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/a/k7q2x9" }, ["/", "/:slug"]).tunnel.routes).toEqual(["/a/k7q2x9", "/monitoring"]);
+    // Sentry's own path would shadow a page too: it is turned off.
+    expect(readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/a/k7q2x9", TUNNEL_SENTRY_PATHS: "off" }, ["/", "/:slug"]).tunnel.routes).toEqual(["/a/k7q2x9", "/monitoring"]);
   });
 
   it.each([
@@ -75,6 +81,29 @@ describe("readConfig", () => {
     it("takes a route named twice, which serves the same paths", () => {
       const config = readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: derived, TUNNEL_RETIRED_ROUTES: `${derived}, /monitoring, /k7q2x9, /k7q2x9` });
       expect(config.tunnel.routes).toEqual([derived, "/monitoring", "/k7q2x9"]);
+    });
+  });
+
+  describe("serves the path Sentry's own SDK posts to with tunnel: true", () => {
+    const TEAM_DSN = "https://fedcba9876543210fedcba9876543210@o1.ingest.us.sentry.io/3";
+
+    it("for each allowed DSN, and not when TUNNEL_SENTRY_PATHS is off", () => {
+      const paths = readConfig({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_DSNS: TEAM_DSN }).tunnel.sentryPaths;
+      expect(paths).toEqual([getTunnelPath(DSN)!, getTunnelPath(TEAM_DSN)]);
+      expect(paths.every((path) => /^\/[0-9a-z]{1,7}$/.test(path))).toBe(true);
+      expect(readConfig({ SENTRY_DSN: DSN, TUNNEL_SENTRY_PATHS: "off" }).tunnel.sentryPaths).toEqual([]);
+    });
+
+    it("refuses to take a page's path, and says how to turn it off", () => {
+      const read = () => readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/a/k7q2x9" }, ["/", "/:slug"]);
+      expect(read).toThrow(`TUNNEL_SENTRY_PATHS is on, and Sentry's own tunnel path for ${DSN} would shadow the page /:slug`);
+      expect(read).toThrow(/set TUNNEL_SENTRY_PATHS=off$/);
+      expect(readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/a/k7q2x9", TUNNEL_SENTRY_PATHS: "off" }, ["/", "/:slug"]).tunnel.sentryPaths).toEqual([]);
+    });
+
+    it("takes a route that is the same path, which serves envelopes too", () => {
+      const path = getTunnelPath(DSN)!;
+      expect(readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: path }).tunnel).toMatchObject({ route: path, sentryPaths: [path] });
     });
   });
 
@@ -151,17 +180,20 @@ describe("readConfig", () => {
 });
 
 describe("wrangler.toml", () => {
-  it("tells limited clients to wait exactly the rate limiter's period", async () => {
-    const { unstable_readConfig } = await import("wrangler");
-    const config = unstable_readConfig({ config: new URL("../wrangler.toml", import.meta.url).pathname });
-    const [limiter] = config.ratelimits as { simple: { period: number } }[];
-    expect(readConfig(config.vars as Record<string, string>).tunnel.rateLimitPeriodSeconds).toBe(limiter!.simple.period);
+  // Read as a file, not through wrangler: importing wrangler took over vitest's 5 s under load.
+  const config = parse(readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8")) as {
+    vars: Record<string, string>;
+    ratelimits: { simple: { period: number } }[];
+    queues: { consumers: { queue: string; dead_letter_queue?: string }[] };
+  };
+
+  it("tells limited clients to wait exactly the rate limiter's period", () => {
+    const [limiter] = config.ratelimits;
+    expect(readConfig(config.vars).tunnel.rateLimitPeriodSeconds).toBe(limiter!.simple.period);
   });
 
-  it("has the Worker consume the spool's dead-letter queue under the name its handler answers to", async () => {
-    const { unstable_readConfig } = await import("wrangler");
-    const config = unstable_readConfig({ config: new URL("../wrangler.toml", import.meta.url).pathname });
-    const consumers = (config.queues.consumers ?? []) as { queue: string; dead_letter_queue?: string }[];
+  it("has the Worker consume the spool's dead-letter queue under the name its handler answers to", () => {
+    const { consumers } = config.queues;
     expect(consumers.find((consumer) => consumer.queue === "tunnel-spool")?.dead_letter_queue).toBe(DEAD_LETTER_QUEUE);
     expect(consumers.map((consumer) => consumer.queue)).toContain(DEAD_LETTER_QUEUE);
   });

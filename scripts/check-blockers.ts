@@ -1,11 +1,13 @@
 /**
  * `npm run check:blockers -- [--url <app>] [list file …]`: whether ad-blockers let a running app's
  * monitoring through. It reads the app's home page as a browser does: the tunnel route the page
- * posts envelopes to, the CSP report URL, and every script the page can load (the SDK's chunk
- * among them); then asks uBlock Origin's and Ghostery's engines about each, with the list files
+ * posts envelopes to, the path a page whose Sentry SDK says `tunnel: true` would post to instead,
+ * the CSP report URL, and every script the page can load (the SDK's chunk among them); then asks uBlock Origin's and Ghostery's engines about each, with the list files
  * given, or uBlock Origin's default lists as Debian bundles them. Exits 1 when any is blocked.
  */
 import { existsSync } from "node:fs";
+
+import { getTunnelPath } from "sentry-core-11";
 
 import { BUNDLED_LISTS, loadFilterEngines, type BlockerRequest, type Verdict } from "./filter-lists.ts";
 
@@ -67,8 +69,12 @@ async function monitoringRequests(app: URL): Promise<Checked[] | string> {
   const html = await response.text();
   const settings = /<script id="monitoring-settings"[^>]*>(.*?)<\/script>/s.exec(html)?.[1];
   if (!settings) return `${home} (${response.status}) has no monitoring settings: is SENTRY_DSN set?`;
-  const { tunnel } = JSON.parse(settings) as { tunnel: string };
+  const { tunnel, dsn } = JSON.parse(settings) as { tunnel: string; dsn: string };
   const requests: Checked[] = [{ url: new URL(tunnel, home).href, pageUrl: home, type: "fetch", what: "envelopes" }];
+  // Where a page whose SDK (11.12 or later) says `tunnel: true` posts, as that SDK derives it;
+  // served unless TUNNEL_SENTRY_PATHS=off.
+  const sentryPath = getTunnelPath(dsn);
+  if (sentryPath) requests.push({ url: new URL(sentryPath, home).href, pageUrl: home, type: "fetch", what: "tunnel: true" });
   const reportUri = /report-uri (\S+?)(?:;|$)/.exec(response.headers.get("content-security-policy") ?? "")?.[1];
   if (reportUri) requests.push({ url: new URL(reportUri, home).href, pageUrl: home, type: "cspreport", what: "CSP reports" });
   for (const script of await scriptsOf(html, home)) requests.push({ url: script, pageUrl: home, type: "script", what: "script" });

@@ -46,6 +46,7 @@ console.log(
     pages_post_to: browserMonitoringSettings(config.sentry, config.tunnel.route)?.tunnel ?? null,
     routes_served: config.tunnel.routes,
     csp_reports_served: config.tunnel.ownProject ? config.tunnel.routes.map(reportPathOf) : [],
+    sentry_sdk_paths_served: config.tunnel.sentryPaths,
     spool: startupEnv.TUNNEL_SPOOL ? "on" : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
     large_bodies: startupEnv.TUNNEL_SPOOL_BUCKET ? "R2" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
     self_test: config.selfTest

@@ -40,7 +40,7 @@ export function createGate(settings: TunnelSettings, clientAllowed: ClientLimite
   const own = settings.ownProject;
   return {
     clientAllowed,
-    paths: tunnelPaths(settings.routes),
+    paths: tunnelPaths(settings.routes, settings.sentryPaths),
     partners,
     reports: own && {
       url: securityEndpointFor(own, settings.upstreamOrigin),

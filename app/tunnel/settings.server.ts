@@ -1,6 +1,6 @@
 import type { LogLine } from "./log-line.server";
 import { TUNNEL_PATH } from "./request/path";
-import { derivedRoute, routeCollision, routeProblem } from "./request/route";
+import { appPathProblem, derivedRoute, routeCollision, routeProblem, sentryTunnelPath, type ServedRoute } from "./request/route";
 import { ConfigError, variableReader } from "./shared/variables.server";
 import type { SpoolQueue } from "./spool/store.server";
 import { parseDsn, type Dsn } from "./upstream/dsn.server";
@@ -24,6 +24,12 @@ export interface TunnelSettings {
   route: string;
   /** Every route served, {@link route} and `TUNNEL_PATH` among them: each is the same tunnel. */
   routes: readonly string[];
+  /**
+   * The paths Sentry's own browser SDK (11.12 and later) posts to with `tunnel: true`, one per
+   * allowed DSN, also served (envelopes only, no query, no report path); none when
+   * `TUNNEL_SENTRY_PATHS=off`.
+   */
+  sentryPaths: readonly string[];
   /** The rate limiter's period: how long a limited client is told to wait. */
   rateLimitPeriodSeconds: number;
   /** The spool's first retry delay; each further attempt waits twice as long, up to an hour. */
@@ -48,7 +54,8 @@ export type TunnelVariables = Partial<
     | "TUNNEL_RATE_LIMIT_PERIOD_SECONDS"
     | "TUNNEL_SPOOL_RETRY_SECONDS"
     | "TUNNEL_ROUTE"
-    | "TUNNEL_RETIRED_ROUTES",
+    | "TUNNEL_RETIRED_ROUTES"
+    | "TUNNEL_SENTRY_PATHS",
     string
   >
 >;
@@ -82,8 +89,10 @@ export function readTunnelSettings(env: TunnelVariables, { pages = [], release }
   const ownDsnText = read.text("SENTRY_DSN");
   const ownDsn = ownDsnText === "" ? undefined : dsn("SENTRY_DSN", ownDsnText);
   const extraDsns = read.list("TUNNEL_ALLOWED_DSNS").map((value) => dsn("TUNNEL_ALLOWED_DSNS", value));
+  const allowedDsns = ownDsn ? [ownDsn, ...extraDsns] : extraDsns;
+  const sentryPathsFor = read.onOrOff("TUNNEL_SENTRY_PATHS", true) ? allowedDsns : [];
   return {
-    allowedDsns: ownDsn ? [ownDsn, ...extraDsns] : extraDsns,
+    allowedDsns,
     allowedOrigins: [...new Set(read.origins("TUNNEL_ALLOWED_ORIGINS"))],
     maxEnvelopeBytes: read.positiveInteger("TUNNEL_MAX_ENVELOPE_BYTES", DEFAULT_MAX_ENVELOPE_BYTES),
     timeoutMs: read.positiveInteger("TUNNEL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
@@ -91,7 +100,7 @@ export function readTunnelSettings(env: TunnelVariables, { pages = [], release }
     rateLimitPeriodSeconds: read.positiveInteger("TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
     spoolRetrySeconds: read.positiveInteger("TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),
     ownProject: ownDsn && { dsn: ownDsn, environment: read.text("SENTRY_ENVIRONMENT") || "production", release },
-    ...tunnelRoutes(read.text("TUNNEL_ROUTE"), read.list("TUNNEL_RETIRED_ROUTES"), ownDsn, pages),
+    ...tunnelRoutes(read.text("TUNNEL_ROUTE"), read.list("TUNNEL_RETIRED_ROUTES"), ownDsn, sentryPathsFor, pages),
   };
 }
 
@@ -109,7 +118,13 @@ function dsn(variable: TunnelVariable, value: string): Dsn {
  * path: the setting an operator made last in this order (the original, the derived route,
  * `TUNNEL_ROUTE`, `TUNNEL_RETIRED_ROUTES`) is the one refused.
  */
-function tunnelRoutes(chosen: string, retiredRoutes: readonly string[], ownDsn: Dsn | undefined, pages: readonly string[]): Pick<TunnelSettings, "route" | "routes"> {
+function tunnelRoutes(
+  chosen: string,
+  retiredRoutes: readonly string[],
+  ownDsn: Dsn | undefined,
+  sentryPathsFor: readonly Dsn[],
+  pages: readonly string[],
+): Pick<TunnelSettings, "route" | "routes" | "sentryPaths"> {
   const checked = (variable: TunnelVariable, value: string) => {
     const problem = value === TUNNEL_PATH ? undefined : routeProblem(value, pages);
     if (problem) throw new ConfigError(variable, problem);
@@ -121,11 +136,18 @@ function tunnelRoutes(chosen: string, retiredRoutes: readonly string[], ownDsn: 
   }
   const route = chosen === "" ? (derived ?? TUNNEL_PATH) : checked("TUNNEL_ROUTE", chosen);
   const retired = retiredRoutes.map((value) => checked("TUNNEL_RETIRED_ROUTES", value));
+  const sentryPaths = sentryPathsFor.map((allowed) => {
+    const path = sentryTunnelPath(allowed.text);
+    const problem = appPathProblem([path], pages);
+    if (problem) throw new ConfigError("TUNNEL_SENTRY_PATHS", `is on, and Sentry's own tunnel path for ${allowed.text} ${problem}: set TUNNEL_SENTRY_PATHS=off`);
+    return path;
+  });
   const sources: RouteSource[] = [
-    { route: TUNNEL_PATH, variable: undefined, name: "the original route" },
-    ...(derived ? [{ route: derived, variable: "SENTRY_DSN" as const, name: "the route derived from SENTRY_DSN" }] : []),
-    ...(chosen === "" ? [] : [{ route, variable: "TUNNEL_ROUTE" as const, name: "TUNNEL_ROUTE" }]),
-    ...retired.map((value) => ({ route: value, variable: "TUNNEL_RETIRED_ROUTES" as const, name: "the retired route" })),
+    { route: TUNNEL_PATH, reports: true, variable: undefined, name: "the original route" },
+    ...(derived ? [{ route: derived, reports: true, variable: "SENTRY_DSN" as const, name: "the route derived from SENTRY_DSN" }] : []),
+    ...(chosen === "" ? [] : [{ route, reports: true, variable: "TUNNEL_ROUTE" as const, name: "TUNNEL_ROUTE" }]),
+    ...retired.map((value) => ({ route: value, reports: true, variable: "TUNNEL_RETIRED_ROUTES" as const, name: "the retired route" })),
+    ...sentryPaths.map((path) => ({ route: path, reports: false, variable: "TUNNEL_SENTRY_PATHS" as const, name: "Sentry's own tunnel path" })),
   ];
   const collision = routeCollision(sources);
   if (collision) {
@@ -137,12 +159,11 @@ function tunnelRoutes(chosen: string, retiredRoutes: readonly string[], ownDsn: 
         "one path cannot serve both, and what the pages post there would be refused. Choose a path that is no other route and no route's report path",
     );
   }
-  return { route, routes: [...new Set([route, ...(derived ? [derived] : []), ...retired, TUNNEL_PATH])] };
+  return { route, routes: [...new Set([route, ...(derived ? [derived] : []), ...retired, TUNNEL_PATH])], sentryPaths: [...new Set(sentryPaths)] };
 }
 
 /** A served route, and the setting an operator knows it by. */
-interface RouteSource {
-  route: string;
+interface RouteSource extends ServedRoute {
   variable: TunnelVariable | undefined;
   name: string;
 }

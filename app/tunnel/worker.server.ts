@@ -52,7 +52,7 @@ export interface TunnelWorkerParts extends TunnelParts {
  */
 export function createTunnelWorker(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime = {}): TunnelWorker {
   const parts = buildTunnelParts(settings, bindings, runtime);
-  const paths = tunnelPaths(settings.routes);
+  const paths = tunnelPaths(settings.routes, settings.sentryPaths);
   return {
     serves: (pathname) => isTunnelPathSpelling(pathname, paths),
     fetch: tunnelOf(parts),

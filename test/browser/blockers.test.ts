@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 
 import type { Browser, Page } from "playwright-core";
+import { getTunnelPath } from "sentry-core-11";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { loadFilterEngines, type BlockerRequest, type FilterEngines } from "../../scripts/filter-lists";
@@ -166,6 +167,7 @@ describe("past the blockers: uBlock Origin's default lists in real filter engine
     const passed = await checkBlockers(app.origin);
     expect(passed.code).toBe(0);
     expect(passed.output).toMatch(new RegExp(`passes +envelopes +${APP_ROUTE}\\n`));
+    expect(passed.output).toMatch(new RegExp(`passes +tunnel: true +${getTunnelPath(APP_DSN)}\\n`));
     expect(passed.output).toMatch(/passes +script +\/build\/_shared\/sdk\.client-\w+\.js/);
     const failed = await checkBlockers(original.origin);
     expect(failed.code).toBe(1);

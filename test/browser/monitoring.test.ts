@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 
 import type { Browser, Page, Request } from "playwright-core";
+import { getTunnelPath } from "sentry-core-11";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { launchChromium, newVisitor } from "../support/chromium";
@@ -498,6 +499,26 @@ describe("monitoring in Chromium, through the tunnel", () => {
     const recovery = ingest.deliveries.length;
     const accepted = () => received(ingest.deliveries.slice(recovery)).map(({ envelope }) => JSON.stringify(envelope.items.map((item) => item.payload.toString("utf8"))));
     await eventually(() => [1, 2, 3].every((index) => accepted().some((items) => items.includes(`outage error ${index}`))), 45_000);
+    await page.close();
+  });
+
+  it("delivers an error from a stock SDK 11 that says tunnel: true, at the path that SDK derives from the DSN", async () => {
+    const script = readFileSync(await bundleFixture("test/browser/fixtures/sentry-tunnel-true.ts"), "utf8");
+    // The page's CSP lets no test script in; the set-up is the SDK's, not the page's.
+    const page = await newVisitor(browser, { bypassCSP: true });
+    const posted: string[] = [];
+    page.on("request", (request) => {
+      if (request.method() === "POST") posted.push(new URL(request.url()).pathname);
+    });
+    await page.goto(`${server.origin}/`, { waitUntil: "load" });
+    await page.addScriptTag({ content: script, type: "module" });
+    await page.waitForFunction(() => "reportWithTunnelTrue" in window);
+    await page.evaluate((dsn) => window.reportWithTunnelTrue(dsn), APP_DSN);
+
+    const delivered = () => ingest.deliveries.find((delivery) => delivery.body.toString("utf8").includes("A stock SDK 11 page with tunnel: true"));
+    await eventually(() => delivered() !== undefined, 10_000);
+    expect(delivered()!.url).toBe("/api/4502/envelope/?hsts=0");
+    expect(posted).toContain(getTunnelPath(APP_DSN));
     await page.close();
   });
 

@@ -1,3 +1,4 @@
+import { getTunnelPath } from "sentry-core-11";
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { buildEnvelope } from "../support/envelopes";
@@ -15,6 +16,10 @@ async function pageSees(fetchPage: (path: string) => Promise<Response>): Promise
 }
 
 const UNLIMITED = { rateLimit: { limit: 1_000_000, period: 10 } };
+/** Where Sentry's own browser SDK (11.12 and later) posts with `tunnel: true`, as it derives it. */
+const SENTRY_PATH = getTunnelPath(APP_DSN)!;
+/** What that SDK sends with it. */
+const SENTRY_SDK_HEADERS = { "content-type": "application/x-sentry-envelope" };
 
 describe("the tunnel's routes (decision 016)", () => {
   describe("by default", () => {
@@ -59,6 +64,39 @@ describe("the tunnel's routes (decision 016)", () => {
       await eventually(() => worker.logLines("tunnel").length > logged);
       expect(worker.logLines<{ reason: string }>("tunnel").at(-1)!.reason).toBe("dsn_not_allowed");
       expect(deliveredAs(body)).toBeUndefined();
+    });
+  });
+
+  describe("Sentry's own tunnel path, for pages whose SDK says tunnel: true", () => {
+    const { ingest, worker } = useIngestAndWorker({}, UNLIMITED);
+    beforeEach(() => ingest.reset());
+    const deliveredAs = (body: Buffer) => ingest.deliveries.find((delivery) => delivery.body.equals(body))?.url;
+
+    it("delivers there byte for byte, with every check of the other routes, and names it at start", async () => {
+      const { body } = buildEnvelope();
+      expect((await worker.post(body, SENTRY_SDK_HEADERS, SENTRY_PATH)).status).toBe(200);
+      expect(deliveredAs(body)).toBe("/api/4502/envelope/?hsts=0");
+      const stranger = buildEnvelope({ dsn: "https://fedcba9876543210fedcba9876543210@o9.ingest.us.sentry.io/9" }).body;
+      expect((await worker.post(stranger, SENTRY_SDK_HEADERS, SENTRY_PATH)).status).toBe(403);
+      expect((await worker.post(body, SENTRY_SDK_HEADERS, `${SENTRY_PATH}?o=4501`)).status).toBe(400);
+      expect((await worker.post(body, { ...SENTRY_SDK_HEADERS, origin: "https://evil.example" }, SENTRY_PATH)).status).toBe(403);
+      // No CSP report path beside it.
+      expect((await worker.post(body, { "content-type": "application/csp-report" }, `${SENTRY_PATH}/csp`)).status).toBe(405);
+      expect(deliveredAs(stranger)).toBeUndefined();
+      const start = worker.logs.find((line) => line.startsWith('{"event":"tunnel_start"'));
+      expect(JSON.parse(start!)).toMatchObject({ sentry_sdk_paths_served: [SENTRY_PATH] });
+    });
+
+    it("is a page path like any other when TUNNEL_SENTRY_PATHS is off", async () => {
+      const off = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_SENTRY_PATHS: "off" });
+      try {
+        const { body } = buildEnvelope();
+        // Remix's 405 for a page without an action, not the tunnel's.
+        expect((await off.post(body, SENTRY_SDK_HEADERS, SENTRY_PATH)).status).toBe(405);
+        expect(off.logLines("tunnel")).toEqual([]);
+      } finally {
+        await off.dispose();
+      }
     });
   });
 

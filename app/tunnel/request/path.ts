@@ -14,14 +14,15 @@ export function reportPathOf(route: string): string {
 
 /** The exact paths one tunnel answers, made once from its routes. */
 export interface TunnelPaths {
-  /** Each route; only {@link TUNNEL_PATH} takes the `?o=&p=&r=` query, the others take none. */
+  /** Each route, and Sentry's own tunnel paths; only {@link TUNNEL_PATH} takes the `?o=&p=&r=` query, the others take none. */
   envelopes: ReadonlySet<string>;
   reports: ReadonlySet<string>;
 }
 
-export function tunnelPaths(routes: readonly string[]): TunnelPaths {
+/** `sentryPaths` take envelopes only: Sentry's SDK sends no CSP report beside them. */
+export function tunnelPaths(routes: readonly string[], sentryPaths: readonly string[] = []): TunnelPaths {
   const all = [...new Set([TUNNEL_PATH, ...routes])];
-  return { envelopes: new Set(all), reports: new Set(all.map(reportPathOf)) };
+  return { envelopes: new Set([...all, ...sentryPaths]), reports: new Set(all.map(reportPathOf)) };
 }
 
 /**

@@ -1,7 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import { derivedRoute, FLAGGED_WORDS, routeProblem } from "./route";
+import { getTunnelPath } from "sentry-core-11";
+
+import { derivedRoute, FLAGGED_WORDS, routeProblem, sentryTunnelPath } from "./route";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
 /** The app's pages as its router declares them, and one with a parameter, as an app may have. */
@@ -69,5 +71,25 @@ describe("routeProblem", () => {
 
   it("refuses every word generic rules key on, wherever it stands", () => {
     for (const word of FLAGGED_WORDS) expect(routeProblem(`/a-${word}-b`, PAGES), word).toContain(`holds "${word}"`);
+  });
+});
+
+describe("sentryTunnelPath", () => {
+  it("is the path Sentry's own SDK derives for tunnel: true, for any DSN", () => {
+    const dsns = fc.tuple(
+      fc.constantFrom("https", "http"),
+      fc.stringMatching(/^[0-9a-f]{32}$/),
+      fc.constantFrom("o1.ingest.us.sentry.io", "o4501.ingest.de.sentry.io", "sentry.example.com"),
+      fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }),
+      fc.constantFrom("", "sentry/", "a/b/"),
+      fc.integer({ min: 1, max: 9_999_999 }),
+    );
+    fc.assert(
+      fc.property(dsns, ([scheme, key, host, port, path, project]) => {
+        const dsn = `${scheme}://${key}@${host}${port === undefined ? "" : `:${port}`}/${path}${project}`;
+        expect(sentryTunnelPath(dsn)).toBe(getTunnelPath(dsn));
+      }),
+    );
+    expect(sentryTunnelPath(DSN)).toBe(getTunnelPath(DSN));
   });
 });

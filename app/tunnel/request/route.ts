@@ -35,10 +35,19 @@ export function routeProblem(route: string, pages: readonly string[]): string | 
   }
   const word = FLAGGED_WORDS.find((flagged) => route.includes(flagged));
   if (word) return `holds "${word}", a word that generic ad-blocker rules block on: choose a neutral path, got "${route}"`;
-  if (route === "/build" || route.startsWith("/build/")) return `would shadow /build/, where the app's scripts are served, got "${route}"`;
-  for (const own of [route, reportPathOf(route)]) {
+  return appPathProblem([route, reportPathOf(route)], pages);
+}
+
+/**
+ * Why serving these exact paths would take requests from the app, or `undefined` when it would
+ * not: from `/build/`, where the app's scripts are served, or from one of its pages.
+ */
+export function appPathProblem(paths: readonly string[], pages: readonly string[]): string | undefined {
+  const [served] = paths;
+  if (served === "/build" || served?.startsWith("/build/")) return `would shadow /build/, where the app's scripts are served, got "${served}"`;
+  for (const own of paths) {
     const page = pages.find((pattern) => shadows(own, pattern));
-    if (page !== undefined) return `would shadow the page ${page}, got "${route}"`;
+    if (page !== undefined) return `would shadow the page ${page}, got "${served}"`;
   }
   return undefined;
 }
@@ -88,31 +97,48 @@ function fnv1a64(text: string): bigint {
 /** What one exact path is to the tunnel: where a route takes envelopes, or its CSP reports. */
 export type PathRole = "envelopes" | "CSP reports";
 
+/** A route, and whether it has a report path: Sentry's own tunnel path takes envelopes only. */
+export interface ServedRoute {
+  route: string;
+  reports: boolean;
+}
+
 /** Two routes that would serve one path: `later` is the one listed after `earlier`. */
-export interface RouteCollision<Route extends { route: string }> {
+export interface RouteCollision<Route extends ServedRoute> {
   path: string;
   earlier: { route: Route; role: PathRole };
   later: { route: Route; role: PathRole };
 }
 
 /**
- * The first path two routes would both serve, or `undefined`. Each route serves two exact paths,
- * itself for envelopes and its report path for CSP reports, and every path is checked against
- * every other: a route that is another's report path (`/a` and `/a/csp`) would have pages post
+ * The first path two routes would both serve, or `undefined`. Each route serves itself for
+ * envelopes and, but for Sentry's own path, its report path for CSP reports; every path is checked
+ * against every other: a route that is another's report path (`/a` and `/a/csp`) would have pages post
  * envelopes where CSP reports are taken, and each would be refused. The same route listed twice
  * serves the same paths, which is no collision.
  */
-export function routeCollision<Route extends { route: string }>(routes: readonly Route[]): RouteCollision<Route> | undefined {
+export function routeCollision<Route extends ServedRoute>(routes: readonly Route[]): RouteCollision<Route> | undefined {
   const served = new Map<string, { route: Route; role: PathRole }>();
   for (const route of routes) {
-    for (const [path, role] of [
-      [route.route, "envelopes"],
-      [reportPathOf(route.route), "CSP reports"],
-    ] as const) {
+    const paths: [string, PathRole][] = [[route.route, "envelopes"]];
+    if (route.reports) paths.push([reportPathOf(route.route), "CSP reports"]);
+    for (const [path, role] of paths) {
       const earlier = served.get(path);
       if (!earlier) served.set(path, { route, role });
       else if (earlier.route.route !== route.route) return { path, earlier, later: { route, role } };
     }
   }
   return undefined;
+}
+
+/**
+ * The path Sentry's own browser SDK (11.12 and later) posts to with `tunnel: true`, and its server
+ * tunnel serves: `/` and the DSN's 32-bit FNV-1a in base 36, over the DSN as the SDK writes it
+ * (`dsnToString`, as the allow-list keys DSNs). The SDK computes it in the browser; it must never
+ * differ from `@sentry/core`'s `getTunnelPath` (a test holds them together).
+ */
+export function sentryTunnelPath(dsnText: string): string {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < dsnText.length; index += 1) hash = Math.imul(hash ^ dsnText.charCodeAt(index), 0x01000193);
+  return `/${(hash >>> 0).toString(36)}`;
 }
