@@ -5,9 +5,8 @@ import { withSentry } from "@sentry/cloudflare";
 import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
-import { browserMonitoringSettings } from "../app/monitoring/browser-settings.server";
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-placeholder";
-import { createTunnelWorker, reportPathOf } from "../app/tunnel";
+import { createTunnelWorker, reportPathOf, tunnelUrlFor } from "../app/tunnel";
 import { crossSiteRefusal } from "./cross-site";
 import { withOwnTrace } from "./own-trace";
 import { pagePathsOf } from "./page-paths";
@@ -43,7 +42,7 @@ console.log(
       : config.sentry.dsn === PLACEHOLDER_DSN
         ? "local: SENTRY_DSN is npm start's placeholder, which no Sentry project receives"
         : `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`,
-    pages_post_to: browserMonitoringSettings(config.sentry, config.tunnel.route)?.tunnel ?? null,
+    pages_post_to: tunnelUrlFor(config.tunnel) ?? null,
     routes_served: config.tunnel.routes,
     csp_reports_served: config.tunnel.ownProject ? config.tunnel.routes.map(reportPathOf) : [],
     sentry_sdk_paths_served: config.tunnel.sentryPaths,

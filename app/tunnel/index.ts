@@ -7,6 +7,7 @@
 export { createTunnelWorker, type TunnelWorker } from "./worker.server";
 export {
   readTunnelSettings,
+  tunnelUrlFor,
   type AppFacts,
   type TunnelBindings,
   type TunnelRuntime,

@@ -4,7 +4,7 @@ import { appPathProblem, derivedRoute, routeCollision, routeProblem, sentryTunne
 import { ConfigError, variableReader } from "./shared/variables.server";
 import type { SpoolQueue } from "./spool/store.server";
 import { parseDsn, type Dsn } from "./upstream/dsn.server";
-import type { OwnProject } from "./upstream/ingest.server";
+import { projectOf, type OwnProject } from "./upstream/ingest.server";
 
 /** The tunnel's settings, as {@link readTunnelSettings} reads them from the Worker's variables. */
 export interface TunnelSettings {
@@ -102,6 +102,26 @@ export function readTunnelSettings(env: TunnelVariables, { pages = [], release }
     ownProject: ownDsn && { dsn: ownDsn, environment: read.text("SENTRY_ENVIRONMENT") || "production", release },
     ...tunnelRoutes(read.text("TUNNEL_ROUTE"), read.list("TUNNEL_RETIRED_ROUTES"), ownDsn, sentryPathsFor, pages),
   };
+}
+
+/**
+ * The `tunnel` to give a page's Sentry SDK, of any version, that reports with `dsn` (by default the
+ * app's own, `SENTRY_DSN`): the route the pages post to, or, when that is the original
+ * `/monitoring`, the route with the query naming the DSN's project, which that route requires.
+ * `undefined` for a DSN the tunnel does not forward for, or none. A page whose SDK is 11.12 or
+ * later can say `tunnel: true` instead, unless `TUNNEL_SENTRY_PATHS=off`.
+ */
+export function tunnelUrlFor(settings: TunnelSettings, dsn: string | undefined = settings.ownProject?.dsn.text): string | undefined {
+  const text = dsn === undefined ? undefined : parseDsn(dsn)?.text;
+  const allowed = settings.allowedDsns.find((candidate) => candidate.text === text);
+  if (!allowed) return undefined;
+  if (settings.route !== TUNNEL_PATH) return settings.route;
+  const { org, region, projectId } = projectOf(allowed);
+  const query = new URLSearchParams();
+  if (org) query.set("o", org);
+  query.set("p", projectId);
+  if (region) query.set("r", region);
+  return `${TUNNEL_PATH}?${query}`;
 }
 
 function dsn(variable: TunnelVariable, value: string): Dsn {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 
 import type { LogLine } from "./log-line.server";
-import { readTunnelSettings, type TunnelBindings, type TunnelRuntime } from "./settings.server";
+import { readTunnelSettings, tunnelUrlFor, type TunnelBindings, type TunnelRuntime, type TunnelVariables } from "./settings.server";
 import { createTunnelWorker } from "./worker.server";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
@@ -209,6 +209,35 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
     expect(sentry.arrivals[1]).toMatch(/^https:\/\/o1\.ingest\.us\.sentry\.io\/api\/2\/security\/\?sentry_key=/);
     await worker.reports.flush();
     expect(sentry.arrivals).toHaveLength(2);
+  });
+});
+
+describe("the tunnel: the URL a page's SDK is given", () => {
+  const SAAS = "https://0123456789abcdef0123456789abcdef@o11.ingest.us.sentry.io/21";
+  it.each([
+    ["the derived route", { SENTRY_DSN: SAAS }, SAAS, /^\/[a-z0-9]{10}$/, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
+    ["a chosen route", { SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/k7q2x9" }, SAAS, /^\/k7q2x9$/, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
+    ["the original route, SaaS with a region", { SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/monitoring" }, SAAS, /^\/monitoring\?o=11&p=21&r=us$/, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
+    ["the original route, SaaS without one", { SENTRY_DSN: "https://k@o13.ingest.sentry.io/23", TUNNEL_ROUTE: "/monitoring" }, "https://k@o13.ingest.sentry.io/23", /^\/monitoring\?o=13&p=23$/, "https://o13.ingest.sentry.io/api/23/envelope/?hsts=0"],
+    ["the original route, self-hosted", { SENTRY_DSN: "https://k@sentry.example.com/base/24", TUNNEL_ROUTE: "/monitoring" }, "https://k@sentry.example.com/base/24", /^\/monitoring\?p=24$/, "https://sentry.example.com/base/api/24/envelope/"],
+    ["no SENTRY_DSN, another allowed DSN", { TUNNEL_ALLOWED_DSNS: SAAS }, SAAS, /^\/monitoring\?o=11&p=21&r=us$/, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
+  ] as const)("is one the tunnel takes an envelope at: %s", async (_case, variables: TunnelVariables, dsn, shape, upstream) => {
+    const routed = readTunnelSettings(variables);
+    const url = tunnelUrlFor(routed, dsn);
+    expect(url).toMatch(shape);
+    const sentry = sentryAnswering();
+    const worker = createTunnelWorker(routed, { TUNNEL_RATE_LIMITER: { limit: async () => ({ success: true }) } }, { fetch: sentry.fetch, log: () => {} });
+    const body = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`;
+    const response = await worker.fetch(new Request(`${APP}${url}`, { method: "POST", headers: { "content-length": String(body.length) }, body }));
+    expect(response.status).toBe(200);
+    expect(sentry.arrivals).toEqual([upstream]);
+  });
+
+  it("is none for a DSN the tunnel does not forward for, or without one", () => {
+    expect(tunnelUrlFor(readTunnelSettings({ SENTRY_DSN: SAAS }), "https://k@o9.ingest.us.sentry.io/9")).toBeUndefined();
+    expect(tunnelUrlFor(readTunnelSettings({}))).toBeUndefined();
+    // The DSN as a page may spell it, with a legacy secret: the allowed DSN it is.
+    expect(tunnelUrlFor(readTunnelSettings({ SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/monitoring" }), SAAS.replace("@", ":secret@"))).toBe("/monitoring?o=11&p=21&r=us");
   });
 });
 
