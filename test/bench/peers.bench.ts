@@ -54,7 +54,7 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
     { name: "bare pass-through (the control)", worker: await startControlWorker(ingest.origin, "", false), path: "/" },
     { name: "bare pass-through behind the asset router", worker: await startControlWorker(ingest.origin, "", true), path: "/" },
     { name: "getsentry/examples' shape", worker: await startExamplesShapeWorker(ingest.origin), path: "/" },
-    { name: "@sentry/core handleTunnelRequest", worker: await startCoreTunnelWorker(ingest.origin), path: "/" },
+    { name: "@sentry/core 11.12 handleTunnelRequest", worker: await startCoreTunnelWorker(ingest.origin), path: "/" },
     { name: "ours, no rate-limit binding", worker: await startTunnelWorker(ingest.origin, { router: false }), path: `/monitoring${TUNNEL_QUERY}` },
     {
       name: "ours, with the rate-limit binding",
