@@ -5,7 +5,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
 
-import { PLACEHOLDER_DSN } from "../app/monitoring/local-placeholder.ts";
+import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults.ts";
 import { resolveRelease } from "./release.ts";
 
 /** The port in `variable`, or `fallback` when it is unset; a problem to say when it is no port. */

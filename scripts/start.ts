@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 
 import type { AppConfig } from "../app/config.server";
-import { SPOTLIGHT_ERRORS_PATH } from "../app/monitoring/local-placeholder.ts";
+import { SPOTLIGHT_ERRORS_PATH } from "../app/monitoring/local-defaults.ts";
 import { buildIsCurrent, listening, localVariableNames, portFrom, unsetLocalDefaults } from "./local-settings.ts";
 import { checkWorkerVariables, localWorkerVariables } from "./worker-variables.ts";
 

@@ -5,7 +5,7 @@ import { withSentry } from "@sentry/cloudflare";
 import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
-import { PLACEHOLDER_DSN } from "../app/monitoring/local-placeholder";
+import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults";
 import { createTunnelWorker, reportPathOf, tunnelUrlFor } from "../app/tunnel";
 import { crossSiteRefusal } from "./cross-site";
 import { withOwnTrace } from "./own-trace";

@@ -1,6 +1,6 @@
 import type { SentryConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import { PLACEHOLDER_DSN } from "./local-placeholder";
+import { PLACEHOLDER_DSN } from "./local-defaults";
 
 /** What the home page's Monitoring panel shows: enough to recognise the project, never the DSN's key. */
 type MonitoringSummary =

@@ -4,7 +4,7 @@ import { Form, isRouteErrorResponse, json, Link, redirect, useLoaderData, useRou
 import { useState, type ReactNode } from "react";
 
 import { ErrorReference } from "../monitoring/error-reference";
-import { SPOTLIGHT_ERRORS_PATH } from "../monitoring/local-placeholder";
+import { SPOTLIGHT_ERRORS_PATH } from "../monitoring/local-defaults";
 import { startedSentry } from "../monitoring/load-sentry";
 import { currentSendSequence, useObservedSends, type ObservedSend } from "../monitoring/observed-sends";
 import { admitSelfTest, selfTestHeaders, selfTestIntent } from "../monitoring/self-test.server";

@@ -3,7 +3,7 @@ import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { APP_DSN, startWorker, type RunningWorker } from "../support/worker";
-import { PLACEHOLDER_DSN } from "../../app/monitoring/local-placeholder";
+import { PLACEHOLDER_DSN } from "../../app/monitoring/local-defaults";
 import { root } from "../support/workerd";
 
 describe("the app in workerd", () => {
