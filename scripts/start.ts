@@ -60,12 +60,20 @@ if (dev) {
 } else {
   const vars = unset.flatMap(([name, value]) => ["--var", `${name}:${value}`]);
   supervise(spawn("wrangler", ["dev", "--port", String(appPort), ...vars], { stdio: "inherit", env }));
-  void whenListening(appPort).then(() => sayWhatToOpen(workerConfig));
+  void whenServing(appPort).then(() => sayWhatToOpen(workerConfig));
 }
 
-/** Resolves once the app answers on `port`; polls while the app is starting, and stops when everything does. */
-async function whenListening(port: number): Promise<void> {
-  while (!stopping && !(await listening(port))) await new Promise((resolve) => setTimeout(resolve, 250));
+/**
+ * Resolves once the app serves a file on `port` (wrangler's proxy listens before the Worker is up);
+ * polls while the app is starting, and stops when everything does.
+ */
+async function whenServing(port: number): Promise<void> {
+  const serves = () =>
+    fetch(`http://localhost:${port}/favicon.svg`, { signal: AbortSignal.timeout(1_000) }).then(
+      (response) => response.ok,
+      () => false,
+    );
+  while (!stopping && !(await serves())) await new Promise((resolve) => setTimeout(resolve, 250));
 }
 
 /** The pages a developer opens first, once the app answers: the self-test, and where its reports land. */
