@@ -134,9 +134,10 @@ function dsn(variable: TunnelVariable, value: string): Dsn {
  * The route the pages post to, and every route served (decision 016). By default a path derived
  * from the DSN; `TUNNEL_ROUTE` replaces it (`/monitoring`: the original URL, with its query). The
  * default stays served when replaced, and so do `TUNNEL_RETIRED_ROUTES`, so that pages loaded
- * before a change keep delivering; `/monitoring` is always served. No two of them may serve one
- * path: the setting an operator made last in this order (the original, the derived route,
- * `TUNNEL_ROUTE`, `TUNNEL_RETIRED_ROUTES`) is the one refused.
+ * before a change keep delivering; `/monitoring` is always served; and so are Sentry's own paths
+ * for `tunnel: true`. No two of them may serve one path: the setting an operator made last in this
+ * order (the original, the derived route, `TUNNEL_ROUTE`, `TUNNEL_RETIRED_ROUTES`,
+ * `TUNNEL_SENTRY_PATHS`) is the one refused.
  */
 function tunnelRoutes(
   chosen: string,
