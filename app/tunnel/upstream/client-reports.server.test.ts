@@ -29,6 +29,8 @@ describe("DiscardLedger", () => {
       { reason: "network_error", category: "transaction", quantity: 1 },
     ]);
     expect(ledger.dueIn(1_800_000_000_000)).toBeUndefined();
+    // Written by the SDKs' own serializer: no newline after the last item, as their transports send it.
+    expect(new TextDecoder().decode(due[0]!.body).split("\n")).toHaveLength(3);
   });
 
   it("never sends more than one report per DSN per period, and keeps what waits", () => {

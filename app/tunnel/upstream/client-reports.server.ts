@@ -1,4 +1,4 @@
-import { envelopeItemTypeToDataCategory, type EnvelopeItemType } from "@sentry/core";
+import { createClientReportEnvelope, envelopeItemTypeToDataCategory, serializeEnvelope, type ClientReport, type EnvelopeItemType } from "@sentry/core";
 
 import { envelopeItemTypes } from "../envelope/items.server";
 import { utf8Bytes, type BodyChunk } from "../shared/body.server";
@@ -111,10 +111,16 @@ const KNOWN_ITEM_TYPES: ReadonlySet<string> = new Set([
   "replay_event", "replay_recording", "check_in", "feedback", "span", "statsd", "log", "trace_metric", "raw_security",
 ]);
 
+/**
+ * The client report as the SDKs build and write it (`createClientReportEnvelope`,
+ * `serializeEnvelope`), stamped with when it is sent. The reasons are the SDKs' own; the categories
+ * are Sentry's, as `discardedCategories` names them.
+ */
 function clientReportEnvelope(dsn: string, discarded: readonly Discarded[], now: number): BodyChunk {
-  const header = JSON.stringify({ dsn, sent_at: new Date(now).toISOString() });
-  const item = JSON.stringify({ timestamp: now / 1000, discarded_events: discarded });
-  return utf8Bytes(`${header}\n{"type":"client_report"}\n${item}\n`);
+  const envelope = createClientReportEnvelope(discarded as ClientReport["discarded_events"], dsn, now / 1000);
+  envelope[0].sent_at = new Date(now).toISOString();
+  const serialized = serializeEnvelope(envelope);
+  return typeof serialized === "string" ? utf8Bytes(serialized) : (serialized as BodyChunk);
 }
 
 /** The edge's client reports: counted as envelopes are dropped, sent at most once per DSN per period. */
