@@ -4,7 +4,7 @@ import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { buildIsCurrent, localVariableNames, portFrom, unsetLocalDefaults } from "./local-settings.ts";
+import { buildIsCurrent, localVariables, portFrom, unsetLocalDefaults } from "./local-settings.ts";
 
 const folder = () => mkdtempSync(join(tmpdir(), "local-"));
 
@@ -19,9 +19,9 @@ describe("what npm start decides before it starts anything", () => {
     const dir = folder();
     writeFileSync(join(dir, ".env"), "SENTRY_DSN=https://k@o1.ingest.sentry.io/2\nexport TUNNEL_ROUTE = /k7q2x9\n# SENTRY_ENVIRONMENT=x\n");
     writeFileSync(join(dir, ".env.local"), "SENTRY_ENVIRONMENT=staging\n");
-    expect([...localVariableNames(dir)].sort()).toEqual(["SENTRY_DSN", "SENTRY_ENVIRONMENT", "TUNNEL_ROUTE"]);
+    expect(localVariables(dir)).toEqual({ SENTRY_DSN: "https://k@o1.ingest.sentry.io/2", TUNNEL_ROUTE: "/k7q2x9", SENTRY_ENVIRONMENT: "staging" });
     writeFileSync(join(dir, ".dev.vars"), "TUNNEL_TIMEOUT_MS=5000\n");
-    expect([...localVariableNames(dir)]).toEqual(["TUNNEL_TIMEOUT_MS"]);
+    expect(localVariables(dir)).toEqual({ TUNNEL_TIMEOUT_MS: "5000" });
   });
 
   it("gives wrangler the local defaults only for what the developer has not set", () => {

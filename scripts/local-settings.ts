@@ -37,11 +37,6 @@ export function localVariables(dir = "."): Record<string, string> {
   return Object.assign({}, ...files.map((file) => parseEnv(readFileSync(join(dir, file), "utf8")))) as Record<string, string>;
 }
 
-/** The names of {@link localVariables}. */
-export function localVariableNames(dir = "."): Set<string> {
-  return new Set(Object.keys(localVariables(dir)));
-}
-
 /**
  * The settings a local run gives wrangler when the developer has not made them: the placeholder DSN,
  * the development environment, and Spotlight in Sentry's place.

@@ -8,7 +8,7 @@ import { createInterface } from "node:readline";
 
 import type { AppConfig } from "../app/config.server";
 import { SPOTLIGHT_ERRORS_PATH } from "../app/monitoring/local-defaults.ts";
-import { buildIsCurrent, listening, localVariableNames, portFrom, unsetLocalDefaults } from "./local-settings.ts";
+import { buildIsCurrent, listening, localVariables, portFrom, unsetLocalDefaults } from "./local-settings.ts";
 import { checkWorkerVariables, localWorkerVariables } from "./worker-variables.ts";
 
 const dev = process.argv.includes("--dev");
@@ -35,10 +35,11 @@ for (const [port, what, variable] of [
 
 // Settings the developer has not made get local defaults, for wrangler only.
 const spotlightOrigin = `http://localhost:${spotlightPort}`;
-const unset = unsetLocalDefaults(spotlightOrigin, localVariableNames());
+const developer = localVariables();
+const unset = unsetLocalDefaults(spotlightOrigin, new Set(Object.keys(developer)));
 // Read as the Worker will read them, before anything is built or started: a bad one is one line
 // of ours, rather than wrangler's account of a runtime that failed to start.
-const checked = await checkWorkerVariables(localWorkerVariables(unset));
+const checked = await checkWorkerVariables(localWorkerVariables(developer, unset));
 if ("problem" in checked) {
   console.error(`Configuration: ${checked.problem}`);
   process.exit(1);

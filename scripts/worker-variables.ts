@@ -9,15 +9,19 @@ import { parse } from "smol-toml";
 
 import type { AppConfig, readConfig } from "../app/config.server";
 import type { pagePathsOf } from "../worker/page-paths";
-import { localVariables } from "./local-settings.ts";
 
 /**
  * What `wrangler dev` gives the Worker: `wrangler.toml`'s `[vars]`, then the developer's own
- * (`.dev.vars`, or `.env` and `.env.local`), then the local defaults for what neither set.
+ * (`localVariables`: `.dev.vars`, or `.env` and `.env.local`), then the local defaults for what
+ * neither set.
  */
-export function localWorkerVariables(defaults: readonly (readonly [string, string])[], dir = "."): Record<string, string> {
+export function localWorkerVariables(
+  developer: Record<string, string>,
+  defaults: readonly (readonly [string, string])[],
+  dir = ".",
+): Record<string, string> {
   const declared = (parse(readFileSync(join(dir, "wrangler.toml"), "utf8")).vars ?? {}) as Record<string, string>;
-  return { ...declared, ...localVariables(dir), ...Object.fromEntries(defaults) };
+  return { ...declared, ...developer, ...Object.fromEntries(defaults) };
 }
 
 /**

@@ -2,7 +2,7 @@ import { createGate } from "./admit.server";
 import { breakersFor, type Delivery } from "./deliver.server";
 import { logToConsole } from "./log-line.server";
 import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.server";
-import { isTunnelPathSpelling, tunnelPaths } from "./request/path";
+import { isTunnelPathSpelling } from "./request/path";
 import type { TunnelBindings, TunnelRuntime, TunnelSettings } from "./settings.server";
 import { createSpoolBudget } from "./spool/budget.server";
 import { createSpoolConsumer } from "./spool/consumer.server";
@@ -52,9 +52,8 @@ export interface TunnelWorkerParts extends TunnelParts {
  */
 export function createTunnelWorker(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime = {}): TunnelWorker {
   const parts = buildTunnelParts(settings, bindings, runtime);
-  const paths = tunnelPaths(settings.routes, settings.sentryPaths);
   return {
-    serves: (pathname) => isTunnelPathSpelling(pathname, paths),
+    serves: (pathname) => isTunnelPathSpelling(pathname, parts.gate.paths),
     fetch: tunnelOf(parts),
     queue: (batch) => (batch.queue === DEAD_LETTER_QUEUE ? parts.settleDeadLetters(batch) : parts.consume(batch)),
     clientAllowed: parts.clientAllowed,

@@ -95,7 +95,7 @@ function fnv1a64(text: string): bigint {
 }
 
 /** What one exact path is to the tunnel: where a route takes envelopes, or its CSP reports. */
-export type PathRole = "envelopes" | "CSP reports";
+type PathRole = "envelopes" | "CSP reports";
 
 /** A route, and whether it has a report path: Sentry's own tunnel path takes envelopes only. */
 export interface ServedRoute {
@@ -104,7 +104,7 @@ export interface ServedRoute {
 }
 
 /** Two routes that would serve one path: `later` is the one listed after `earlier`. */
-export interface RouteCollision<Route extends ServedRoute> {
+interface RouteCollision<Route extends ServedRoute> {
   path: string;
   earlier: { route: Route; role: PathRole };
   later: { route: Route; role: PathRole };
