@@ -8,9 +8,9 @@ import { missingPaths, namedPaths } from "./check-paths.ts";
 
 describe("the paths the docs and comments name", () => {
   it("reads a path in prose, in code, and as a glob's fixed part, and no URL's path", () => {
-    const text = "See `app/tunnel/index.ts`, then app/**/*.test.ts and docs/decisions/.\n// scripts/start.ts: npm start, not https://example.com/app/x or /build/x.js";
+    const text = "See `packages/tunnel/src/index.ts`, then app/**/*.test.ts and docs/decisions/.\n// scripts/start.ts: npm start, not https://example.com/app/x or /build/x.js";
     expect(namedPaths(text, "README.md").map(({ path, at }) => `${at} ${path}`)).toEqual([
-      "README.md:1 app/tunnel/index.ts",
+      "README.md:1 packages/tunnel/src/index.ts",
       "README.md:1 app/",
       "README.md:1 docs/decisions/",
       "README.md:2 scripts/start.ts",

@@ -7,7 +7,7 @@ import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The project's own top-level folders: a word that starts with one of them names a path. */
-const FOLDERS = ["app", "worker", "test", "scripts", "docs", ".ci", "public"];
+const FOLDERS = ["app", "worker", "test", "scripts", "docs", ".ci", "public", "packages"];
 
 /** Text that names paths: docs, code and the project's own configuration. */
 const NAMING_FILES = /(\.md|\.tsx?|\.m?js|\.cjs|\.toml|\/run|\.example)$/;
@@ -19,7 +19,7 @@ interface Named {
 }
 
 /**
- * The repository paths a text names: words that start with a project folder (`app/tunnel/index.ts`,
+ * The repository paths a text names: words that start with a project folder (`packages/tunnel/src/index.ts`,
  * `docs/decisions/`), and the targets of a Markdown file's relative links, resolved from its folder.
  * Globs and placeholders name their fixed part (`app/**` names `app/`).
  */

@@ -5,7 +5,7 @@ import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 
 import { ConfigError, readConfig } from "./config.server";
-import { DEAD_LETTER_QUEUE } from "./tunnel";
+import { DEAD_LETTER_QUEUE } from "@edge-monitoring/tunnel";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 
@@ -54,12 +54,12 @@ describe("readConfig", () => {
 
   it.each([
     ["TUNNEL_ROUTE", "/monitoring?o=1&p=2", "one to four segments"],
-    ["TUNNEL_ROUTE", "/build/x", "would shadow /build/"],
-    ["TUNNEL_ROUTE", "/shop", "would shadow the page /shop/:item"],
+    ["TUNNEL_ROUTE", "/build/x", "would shadow /build/*, which the app serves"],
+    ["TUNNEL_ROUTE", "/shop", "would shadow /shop/:item, which the app serves"],
     ["TUNNEL_ROUTE", "/api/tunnel", 'holds "tunnel"'],
     ["TUNNEL_RETIRED_ROUTES", "/k7q2x9, /x y", "one to four segments"],
   ] as const)("refuses %s=%s, naming the variable", (variable, value, problem) => {
-    const read = () => readConfig({ SENTRY_DSN: DSN, [variable]: value }, ["/", "/shop/:item", "/*"]);
+    const read = () => readConfig({ SENTRY_DSN: DSN, [variable]: value }, ["/", "/shop/:item", "/build/*", "/*"]);
     expect(read).toThrow(ConfigError);
     expect(read).toThrow(new RegExp(`^${variable} .*${problem.replace(/[/?*]/g, "\\$&")}`));
   });
@@ -96,7 +96,7 @@ describe("readConfig", () => {
 
     it("refuses to take a page's path, and says how to turn it off", () => {
       const read = () => readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/a/k7q2x9" }, ["/", "/:slug"]);
-      expect(read).toThrow(`TUNNEL_SENTRY_PATHS is on, and Sentry's own tunnel path for ${DSN} would shadow the page /:slug`);
+      expect(read).toThrow(`TUNNEL_SENTRY_PATHS is on, and Sentry's own tunnel path for ${DSN} would shadow /:slug, which the app serves`);
       expect(read).toThrow(/set TUNNEL_SENTRY_PATHS=off$/);
       expect(readConfig({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/a/k7q2x9", TUNNEL_SENTRY_PATHS: "off" }, ["/", "/:slug"]).tunnel.sentryPaths).toEqual([]);
     });

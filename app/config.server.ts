@@ -1,7 +1,7 @@
 import { RELEASE } from "./release.generated";
-import { projectOf, readTunnelSettings, upstreamUrlFor, variableReader, type ProjectIdentity, type TunnelSettings, type TunnelVariables } from "./tunnel";
+import { projectOf, readTunnelSettings, upstreamUrlFor, variableReader, type ProjectIdentity, type TunnelSettings, type TunnelVariables } from "@edge-monitoring/tunnel";
 
-export { ConfigError } from "./tunnel";
+export { ConfigError } from "@edge-monitoring/tunnel";
 
 /** The Worker's settings, read from `env` once and checked, so that a request never meets a bad one. */
 export interface AppConfig {
@@ -36,12 +36,12 @@ export type ConfigEnv = TunnelVariables &
   Partial<Pick<Env, "SENTRY_TRACES_SAMPLE_RATE" | "SENTRY_TRACE_PROPAGATION_TARGETS" | "SENTRY_SELF_TEST" | "CSP_CONNECT_ORIGINS">>;
 
 /**
- * Throws a {@link ConfigError} naming the first variable that is wrong. `pages` are the app's page
- * paths as its router declares them, which no tunnel route may shadow.
+ * Throws a {@link ConfigError} naming the first variable that is wrong. `appPaths` are the paths
+ * the app serves itself, its pages and its scripts, which no tunnel route may shadow.
  */
-export function readConfig(env: ConfigEnv, pages: readonly string[] = []): AppConfig {
+export function readConfig(env: ConfigEnv, appPaths: readonly string[] = []): AppConfig {
   // The tunnel reads its own variables, SENTRY_DSN and SENTRY_ENVIRONMENT among them.
-  const tunnel = readTunnelSettings(env, { pages, release: RELEASE });
+  const tunnel = readTunnelSettings(env, { hostPaths: appPaths, release: RELEASE });
   const read = variableReader<keyof ConfigEnv>(env);
   const ownDsn = tunnel.ownProject?.dsn;
   const environment = read.text("SENTRY_ENVIRONMENT") || "production";

@@ -8,7 +8,7 @@ import { renderToReadableStream } from "react-dom/server";
 import { ServerEventId } from "./monitoring/error-reference";
 import { NonceProvider } from "./security/nonce";
 import { newNonce, pageSecurityHeaders } from "./security/page-security.server";
-import { reportPathOf } from "./tunnel";
+import { reportPathOf } from "@edge-monitoring/tunnel";
 
 /** Pages and their data: for this visitor, and for now. */
 const PRIVATE = "private, no-store";

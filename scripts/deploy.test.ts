@@ -48,7 +48,7 @@ describe("npm run deploy, before anything is uploaded", { timeout: 30_000 }, () 
   it("reads every value of one --var, as wrangler does", () => {
     const { status, lines } = deploy(["--var", "SENTRY_ENVIRONMENT:staging", "TUNNEL_ROUTE:/build/x"], { CLOUDFLARE_API_TOKEN: "token" });
     expect(status).toBe(1);
-    expect(lines[0]).toBe('Configuration: TUNNEL_ROUTE would shadow /build/, where the app\'s scripts are served, got "/build/x"');
+    expect(lines[0]).toBe('Configuration: TUNNEL_ROUTE would shadow /build/*, which the app serves, got "/build/x"');
   });
 
   it("checks the variables of the --env the deploy is for", { timeout: 60_000 }, () => {

@@ -8,7 +8,7 @@ import { build } from "esbuild";
 import { parse } from "smol-toml";
 
 import type { AppConfig, readConfig } from "../app/config.server";
-import type { pagePathsOf } from "../worker/page-paths";
+import type { appPathsOf } from "../worker/page-paths";
 
 /**
  * What `wrangler dev` gives the Worker: `wrangler.toml`'s `[vars]`, then the developer's own
@@ -26,14 +26,14 @@ export function localWorkerVariables(
 
 /**
  * The Worker's configuration as it would read `vars` when it starts, or its refusal in its own
- * words (`TUNNEL_ROUTE would …`). The app's `readConfig` and `pagePathsOf` are bundled for Node
- * (they are written for the Worker's bundler), and the pages come from Remix's route config, as the
+ * words (`TUNNEL_ROUTE would …`). The app's `readConfig` and `appPathsOf` are bundled for Node
+ * (they are written for the Worker's bundler), and the app's paths come from Remix's config, as the
  * build's do: nothing needs to be built first.
  */
 export async function checkWorkerVariables(vars: Record<string, string>, dir = "."): Promise<{ config: AppConfig } | { problem: string }> {
-  const [app, routes] = await Promise.all([appConfigReader(dir), declaredRoutes(dir)]);
+  const [app, declared] = await Promise.all([appConfigReader(dir), declaredApp(dir)]);
   try {
-    return { config: app.readConfig(vars, app.pagePathsOf(routes)) };
+    return { config: app.readConfig(vars, app.appPathsOf(declared)) };
   } catch (error) {
     if (error instanceof Error && error.name === "ConfigError") return { problem: error.message };
     throw error;
@@ -42,13 +42,13 @@ export async function checkWorkerVariables(vars: Record<string, string>, dir = "
 
 interface AppConfigReader {
   readConfig: typeof readConfig;
-  pagePathsOf: typeof pagePathsOf;
+  appPathsOf: typeof appPathsOf;
 }
 
 async function appConfigReader(dir: string): Promise<AppConfigReader> {
   const bundled = await build({
     stdin: {
-      contents: 'export { readConfig } from "./app/config.server.ts";\nexport { pagePathsOf } from "./worker/page-paths.ts";\n',
+      contents: 'export { readConfig } from "./app/config.server.ts";\nexport { appPathsOf } from "./worker/page-paths.ts";\n',
       resolveDir: dir,
       loader: "ts",
     },
@@ -73,7 +73,8 @@ async function appConfigReader(dir: string): Promise<AppConfigReader> {
   return (await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0]!.text).toString("base64")}`)) as AppConfigReader;
 }
 
-async function declaredRoutes(dir: string): Promise<Parameters<typeof pagePathsOf>[0]> {
+async function declaredApp(dir: string): Promise<Parameters<typeof appPathsOf>[0]> {
   const { readConfig: readRemixConfig } = await import("@remix-run/dev/dist/config.js");
-  return (await readRemixConfig(dir)).routes;
+  const { routes, publicPath } = await readRemixConfig(dir);
+  return { routes, publicPath };
 }

@@ -34,7 +34,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["app/**/*.test.ts", "worker/**/*.test.ts", "scripts/**/*.test.ts", ".ci/**/*.test.ts", "test/support/**/*.test.ts"],
+          include: ["packages/tunnel/src/**/*.test.ts", "app/**/*.test.ts", "worker/**/*.test.ts", "scripts/**/*.test.ts", ".ci/**/*.test.ts", "test/support/**/*.test.ts"],
           environment: "node",
           sequence: { groupOrder: 1 },
         },

@@ -6,10 +6,10 @@ import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults";
-import { createTunnelWorker, reportPathOf, tunnelUrlFor } from "../app/tunnel";
+import { createTunnelWorker, reportPathOf, tunnelUrlFor } from "@edge-monitoring/tunnel";
 import { crossSiteRefusal } from "./cross-site";
 import { withOwnTrace } from "./own-trace";
-import { pagePathsOf } from "./page-paths";
+import { appPathsOf } from "./page-paths";
 import { workerReporting } from "./reporting";
 import { reportTunnelBug } from "./report-tunnel-bug";
 
@@ -17,7 +17,7 @@ import { reportTunnelBug } from "./report-tunnel-bug";
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and
  * `npm run deploy` with the variable's name, instead of turning into failed requests later.
  */
-const config = readConfig(startupEnv, pagePathsOf((build as unknown as ServerBuild).routes));
+const config = readConfig(startupEnv, appPathsOf(build as unknown as ServerBuild));
 
 /** The one tunnel of this isolate, and its spool: the entry below and the Remix route both answer with it. */
 const tunnel = createTunnelWorker(config.tunnel, startupEnv, {

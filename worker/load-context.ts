@@ -1,5 +1,5 @@
 import type { AppConfig } from "../app/config.server";
-import type { SpoolStats, TunnelWorker } from "../app/tunnel";
+import type { SpoolStats, TunnelWorker } from "@edge-monitoring/tunnel";
 
 declare module "@remix-run/cloudflare" {
   interface AppLoadContext {

@@ -1,10 +1,10 @@
 import type { ServerBuild } from "@remix-run/cloudflare";
 import { describe, expect, it } from "vitest";
 
-import { pagePathsOf } from "./page-paths";
+import { appPathsOf } from "./page-paths";
 
-describe("pagePathsOf", () => {
-  it("joins each route's path to its parents', as the router matches them", () => {
+describe("appPathsOf", () => {
+  it("joins each route's path to its parents', as the router matches them, and adds everything under the scripts' path", () => {
     const routes = {
       root: { id: "root", path: "" },
       "routes/_index": { id: "routes/_index", parentId: "root", index: true },
@@ -12,6 +12,6 @@ describe("pagePathsOf", () => {
       "routes/shop.$item": { id: "routes/shop.$item", parentId: "routes/shop", path: ":item" },
       "routes/$": { id: "routes/$", parentId: "root", path: "*" },
     } as unknown as ServerBuild["routes"];
-    expect(pagePathsOf(routes).sort()).toEqual(["/", "/*", "/shop", "/shop/:item"]);
+    expect(appPathsOf({ routes, publicPath: "/build/" }).sort()).toEqual(["/", "/*", "/build/*", "/shop", "/shop/:item"]);
   });
 });

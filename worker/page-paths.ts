@@ -4,17 +4,27 @@ interface DeclaredRoute {
   parentId?: string;
 }
 
+/** What Remix's build and its config both say of the app's paths. */
+interface DeclaredApp {
+  routes: Readonly<Record<string, DeclaredRoute | undefined>>;
+  /** Where the scripts are served (`publicPath`, `/build/`). */
+  publicPath: string;
+}
+
 /**
- * Every path the app's router declares, each joined to its parents' (`/sentry-example-page`,
- * `/:id`, `/*`): what a tunnel route must not shadow. From the build's routes in the Worker, and
- * from Remix's route config before anything is built (`npm start`'s check of the variables).
+ * Every path the app serves itself: each page its router declares, joined to its parents'
+ * (`/sentry-example-page`, `/:id`, `/*`), and everything under its scripts' path (`/build/*`).
+ * The tunnel is told these, as it reserves nothing itself, so that no route of it shadows one.
+ * From the build in the Worker, and from Remix's config before anything is built (`npm start`'s
+ * check of the variables).
  */
-export function pagePathsOf(routes: Readonly<Record<string, DeclaredRoute | undefined>>): string[] {
+export function appPathsOf({ routes, publicPath }: DeclaredApp): string[] {
   const pathOf = (id: string | undefined): string => {
     const route = id === undefined ? undefined : routes[id];
     if (!route) return "";
     const parent = pathOf(route.parentId);
     return route.path ? `${parent}/${route.path}` : parent;
   };
-  return [...new Set(Object.keys(routes).map((id) => pathOf(id) || "/"))];
+  const scripts = `${publicPath.replace(/\/+$/, "")}/*`;
+  return [...new Set(Object.keys(routes).map((id) => pathOf(id) || "/")), scripts];
 }

@@ -2,7 +2,7 @@ import type { CloudflareOptions } from "@sentry/cloudflare";
 
 import type { AppConfig } from "../app/config.server";
 import { workerSentryOptions, type ReportGate } from "../app/monitoring/worker-options.server";
-import type { TunnelWorker } from "../app/tunnel";
+import type { TunnelWorker } from "@edge-monitoring/tunnel";
 
 /** How the Worker reports: its SDK's settings, and whether a request's client may have it report once more. */
 export interface WorkerReporting {

@@ -1,6 +1,6 @@
 import type { SentryConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import { tunnelUrlFor, type TunnelSettings } from "../tunnel";
+import { tunnelUrlFor, type TunnelSettings } from "@edge-monitoring/tunnel";
 import type { BrowserMonitoringSettings } from "./browser-options";
 
 /**

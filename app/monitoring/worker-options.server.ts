@@ -4,7 +4,7 @@ import { httpServerIntegration } from "@sentry/cloudflare";
 
 import type { AppConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import { isTunnelPathSpelling } from "../tunnel";
+import { isTunnelPathSpelling } from "@edge-monitoring/tunnel";
 import { dropNotFoundTransactions, dropThrownRedirects } from "./filters";
 import { scrubRequestData } from "./request-data.server";
 

@@ -2,7 +2,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 
-import type { SpooledEnvelope } from "../../app/tunnel/testing";
+import type { SpooledEnvelope } from "@edge-monitoring/tunnel/testing";
 import { buildEnvelope, parseEnvelope } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { answerOk, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";

@@ -3,7 +3,7 @@ import { deflateSync, gzipSync } from "node:zlib";
 
 import { beforeEach, describe, expect, it } from "vitest";
 
-import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "../../app/tunnel/testing";
+import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "@edge-monitoring/tunnel/testing";
 import { buildEnvelope } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { FakeIngest } from "../support/fake-ingest";

@@ -1,0 +1,142 @@
+import { describe, expect, it, vi } from "vitest";
+
+import { breakersFor, deliver, type Delivery } from "./deliver.ts";
+import { receiveEnvelope } from "./receive.ts";
+import { readTunnelSettings } from "./settings.ts";
+import { Deadline } from "./shared/deadline.ts";
+import { SpoolStats } from "./spool/stats.ts";
+import { NO_SPOOL, type Spool } from "./spool/store.ts";
+import { compileAllowList } from "./upstream/allow-list.ts";
+import { SentryLimits } from "./upstream/sentry-limits.ts";
+
+const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
+const INGEST = "https://o1.ingest.us.sentry.io/api/2/envelope/";
+const settings = readTunnelSettings({ SENTRY_DSN: DSN });
+const allowList = compileAllowList(settings.allowedDsns, undefined);
+const BODY = `${JSON.stringify({ dsn: DSN })}\n{"type":"event"}\n{}\n`;
+
+/** Sentry as a stub `fetch`: each call takes the next answer, a status or a network failure; then 200. */
+function sentry(...answers: (number | "unreachable")[]) {
+  const bodies: string[] = [];
+  const fetch = vi.fn(async (url: RequestInfo | URL, init?: RequestInit) => {
+    bodies.push(await new Response(init?.body).text());
+    const next = answers.shift() ?? 200;
+    if (next === "unreachable") throw new TypeError("fetch failed");
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (next === 429) Object.assign(headers, { "retry-after": "60", "x-sentry-rate-limits": "60:error:key" });
+    if (next === 302) headers["location"] = "https://elsewhere.example/";
+    return new Response(next === 302 ? null : `{"id":"${String(url).length}"}`, { status: next, headers });
+  });
+  return { fetch: fetch as unknown as typeof globalThis.fetch, calls: fetch.mock.calls, bodies };
+}
+
+function memorySpool() {
+  const stored: { dsn: string; url: string | undefined; body: string }[] = [];
+  const spool: Spool = {
+    accepts: () => true,
+    async store(envelope, body) {
+      stored.push({ dsn: envelope.dsn, url: envelope.url, body: new TextDecoder().decode(body as Uint8Array) });
+      return true;
+    },
+  };
+  return { spool, stored };
+}
+
+/** One envelope through the delivery stage, as the tunnel passes it on once received; by default no spool, no budget. */
+async function send(parts: Partial<Delivery>, body = BODY) {
+  const delivery: Delivery = {
+    maxEnvelopeBytes: settings.maxEnvelopeBytes,
+    limits: new SentryLimits(),
+    breakers: breakersFor(allowList, Date.now),
+    spool: NO_SPOOL,
+    spoolBudget: async () => true,
+    spoolStats: new SpoolStats(),
+    reports: { count: () => {}, flush: async () => {} },
+    fetch: undefined,
+    ...parts,
+  };
+  return async () => {
+    const request = new Request("https://app.example.com/monitoring?o=1&p=2&r=us", {
+      method: "POST",
+      body,
+      headers: { "content-length": String(Buffer.byteLength(body)), "cf-connecting-ip": "203.0.113.9" },
+    });
+    const deadline = new Deadline(5_000);
+    try {
+      const received = await receiveEnvelope(request, deadline, { maxEnvelopeBytes: settings.maxEnvelopeBytes, allowList });
+      if (!received.ok) throw new Error(`refused: ${received.answer.code}`);
+      return await deliver(received.envelope, request.headers, deadline, delivery, Date.now());
+    } finally {
+      deadline.end();
+    }
+  };
+}
+
+describe("deliver, with Sentry and the spool as stubs", () => {
+  it("forwards the body as it came to the DSN's ingest, and passes Sentry's answer on", async () => {
+    const upstream = sentry(200);
+    const delivered = await (await send({ fetch: upstream.fetch }))();
+    expect(String(upstream.calls[0]![0])).toMatch(new RegExp(`^${INGEST}`));
+    expect(upstream.bodies).toEqual([BODY]);
+    expect(delivered).toMatchObject({ upstreamStatus: 200, bytes: Buffer.byteLength(BODY) });
+    expect(delivered.answer).toMatchObject({ code: null, outcome: "forwarded" });
+    expect(delivered.answer.response.status).toBe(200);
+  });
+
+  it.each([500, 501, 503, 505, 507])("stores what Sentry answers %i to, and answers 202: every 5xx is \"not now\", as for the spool's consumer", async (status) => {
+    const { spool, stored } = memorySpool();
+    const spoolStats = new SpoolStats();
+    const delivered = await (await send({ fetch: sentry(status).fetch, spool, spoolStats }))();
+    expect(delivered.answer).toMatchObject({ code: "spooled", outcome: "spooled" });
+    expect(delivered.answer.response.status).toBe(202);
+    expect(stored).toEqual([{ dsn: DSN, url: expect.stringMatching(new RegExp(`^${INGEST}`)), body: BODY }]);
+    expect(spoolStats.stored).toBe(1);
+  });
+
+  it("passes Sentry's 5xx on when no spool is bound", async () => {
+    const delivered = await (await send({ fetch: sentry(503).fetch }))();
+    expect(delivered).toMatchObject({ upstreamStatus: 503, answer: { code: null, outcome: "forwarded" } });
+  });
+
+  it("opens the breaker after three failures: the next envelope is stored without asking Sentry", async () => {
+    const { spool, stored } = memorySpool();
+    const upstream = sentry("unreachable", "unreachable", "unreachable");
+    const next = await send({ fetch: upstream.fetch, spool });
+    for (let failure = 0; failure < 3; failure += 1) expect((await next()).answer.code).toBe("spooled");
+    expect((await next()).answer.code).toBe("spooled");
+    expect(upstream.calls).toHaveLength(3);
+    expect(stored).toHaveLength(4);
+  });
+
+  it("holds Sentry's 429 at the edge, and counts what it holds back for Sentry's client reports", async () => {
+    const reports = { count: vi.fn(), flush: vi.fn(async () => {}) };
+    const upstream = sentry(429);
+    const next = await send({ fetch: upstream.fetch, reports });
+    expect((await next()).answer.response.status).toBe(429);
+    const held = await next();
+    expect(held.answer.code).toBe("sentry_rate_limited");
+    expect(held.answer.response.headers.get("x-sentry-rate-limits")).toMatch(/^\d+:error:key$/);
+    expect(upstream.calls).toHaveLength(1);
+    expect(reports.count).toHaveBeenCalledWith(DSN, "ratelimit_backoff", ["error"]);
+  });
+
+  it("answers 503 spool_full past the client's byte budget, stores nothing, and counts the drop", async () => {
+    const { spool, stored } = memorySpool();
+    const reports = { count: vi.fn(), flush: vi.fn(async () => {}) };
+    const spoolBudget = vi.fn(async () => false);
+    const delivered = await (await send({ fetch: sentry(503).fetch, spool, spoolBudget, reports }))();
+    expect(delivered.answer.code).toBe("spool_full");
+    expect(delivered.answer.response.headers.get("retry-after")).toBe("60");
+    expect(spoolBudget).toHaveBeenCalledWith("203.0.113.9", Buffer.byteLength(BODY));
+    expect(stored).toEqual([]);
+    expect(reports.count).toHaveBeenCalledWith(DSN, "queue_overflow", ["error"]);
+  });
+
+  it("follows no redirect and stores nothing for one", async () => {
+    const { spool, stored } = memorySpool();
+    const delivered = await (await send({ fetch: sentry(302).fetch, spool }))();
+    expect(delivered.answer).toMatchObject({ code: "upstream_redirect", outcome: "failed" });
+    expect(delivered.answer.response.status).toBe(502);
+    expect(stored).toEqual([]);
+  });
+});

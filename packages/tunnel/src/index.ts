@@ -1,0 +1,21 @@
+/**
+ * The package's entry, `@edge-monitoring/tunnel`: what a Worker imports to serve the tunnel. The
+ * README documents each export. Tests and measurements also have `@edge-monitoring/tunnel/testing`;
+ * nothing else of the package can be imported (its `exports`).
+ */
+export { createTunnelWorker, type TunnelWorker } from "./worker.ts";
+export {
+  readTunnelSettings,
+  tunnelUrlFor,
+  type AppFacts,
+  type TunnelBindings,
+  type TunnelRuntime,
+  type TunnelSettings,
+  type TunnelVariables,
+} from "./settings.ts";
+export { ConfigError, variableReader } from "./shared/variables.ts";
+export type { LogLine } from "./log-line.ts";
+export { isTunnelPathSpelling, reportPathOf, TUNNEL_PATH } from "./request/path.ts";
+export { projectOf, upstreamUrlFor, type ProjectIdentity } from "./upstream/ingest.ts";
+export { DEAD_LETTER_QUEUE } from "./spool/dead-letters.ts";
+export type { SpoolStats } from "./spool/stats.ts";

@@ -1,0 +1,81 @@
+import type { Answer, TunnelAnswerCode, TunnelOutcome } from "./answers.ts";
+import type { TunnelQuery } from "./request/query.ts";
+import type { SpoolLogLine } from "./spool/record.ts";
+
+/** The one log line per request; it never holds the DSN's key, the client's IP or a cookie. */
+export interface TunnelLogLine {
+  event: "tunnel";
+  /** What was posted: an envelope to a route, or a CSP report to a route's report path. */
+  kind: "envelope" | "security_report";
+  /** `forwarded`: Sentry answered (whatever its status); `spooled`: stored for later; `rejected`: refused here; `failed`: Sentry could not be reached and nothing was stored, or a bug. */
+  outcome: TunnelOutcome;
+  reason: TunnelAnswerCode | null;
+  status: number;
+  org: string | null;
+  project: string | null;
+  region: string | null;
+  bytes: number | null;
+  upstream_status: number | null;
+  duration_ms: number;
+}
+
+/** What a request's stages learnt about it, for its log line. */
+export interface RequestFacts {
+  kind: TunnelLogLine["kind"];
+  /** The project it was for: the query's, then the DSN's once that is read. */
+  query: TunnelQuery | undefined;
+  bytes: number | null;
+  upstreamStatus: number | null;
+}
+
+export const NO_FACTS: RequestFacts = { kind: "envelope", query: undefined, bytes: null, upstreamStatus: null };
+
+/** Every structured line the tunnel writes: one per request, and one per spool outcome. */
+export type LogLine = TunnelLogLine | SpoolLogLine;
+
+export interface Recorder {
+  log: (line: TunnelLogLine) => void;
+  analytics: Pick<AnalyticsEngineDataset, "writeDataPoint">;
+  /** The tunnel's clock, which also stamped the request's arrival. */
+  now: () => number;
+}
+
+/** Writes the request's log line and its Analytics Engine data point. */
+export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: number, { log, analytics, now }: Recorder): void {
+  const { query } = facts;
+  const line: TunnelLogLine = {
+    event: "tunnel",
+    kind: facts.kind,
+    outcome: answer.outcome,
+    reason: answer.code,
+    status: answer.response.status,
+    org: query?.org ?? null,
+    project: query?.project ?? null,
+    region: query?.region ?? null,
+    bytes: facts.bytes,
+    upstream_status: facts.upstreamStatus,
+    duration_ms: now() - receivedAt,
+  };
+  log(line);
+  try {
+    analytics.writeDataPoint(tunnelDataPoint(line));
+  } catch {
+    // Metrics are not worth failing an envelope for; the log line above has the same facts.
+  }
+}
+
+export function logToConsole(line: LogLine): void {
+  console.log(JSON.stringify(line));
+}
+
+/**
+ * One Workers Analytics Engine data point per envelope. Blobs: outcome, reason, region. Doubles:
+ * bytes, duration in ms, status. Index: the project, so that sampling keeps projects apart.
+ */
+function tunnelDataPoint(line: TunnelLogLine): AnalyticsEngineDataPoint {
+  return {
+    blobs: [line.outcome, line.reason ?? "", line.region ?? ""],
+    doubles: [line.bytes ?? 0, line.duration_ms, line.status],
+    indexes: [line.project ?? ""],
+  };
+}

@@ -1,0 +1,120 @@
+import { describe, expect, it, vi } from "vitest";
+
+import { compileAllowList } from "../upstream/allow-list.ts";
+import type { ClientReports } from "../upstream/client-reports.ts";
+import { parseDsn } from "../upstream/dsn.ts";
+import { SentryLimits } from "../upstream/sentry-limits.ts";
+import { createSpoolConsumer } from "./consumer.ts";
+import { createDeadLetterConsumer } from "./dead-letters.ts";
+import { createSpoolRecorder, type SpoolLogLine } from "./record.ts";
+import { SpoolStats } from "./stats.ts";
+import type { SpooledEnvelope } from "./store.ts";
+
+const DSN = "https://k@o1.ingest.us.sentry.io/2";
+const NOW = Date.UTC(2027, 0, 1);
+
+function message(body: unknown) {
+  return { id: "m", timestamp: new Date(NOW), attempts: 1, body, ack: vi.fn(), retry: vi.fn() };
+}
+
+function stored(overrides: Partial<SpooledEnvelope> = {}): SpooledEnvelope {
+  const body = new TextEncoder().encode(`{"dsn":"${DSN}"}\n{"type":"event"}\n{}\n`);
+  return { url: "https://o1.ingest.us.sentry.io/api/2/envelope/", headers: {}, dsn: DSN, receivedAt: NOW - 60_000, body, ...overrides };
+}
+
+function runtime(answer: () => Response | Promise<Response>) {
+  const counted: [string, string, readonly string[]][] = [];
+  const reports: ClientReports = { count: (...args) => void counted.push(args), flush: async () => {} };
+  const sent: [SpooledEnvelope, QueueSendOptions][] = [];
+  const deleted: string[] = [];
+  const bucket = { delete: async (key: string) => void deleted.push(key), get: async () => null } as unknown as R2Bucket;
+  const lines: SpoolLogLine[] = [];
+  const dataPoints: AnalyticsEngineDataPoint[] = [];
+  return {
+    counted,
+    sent,
+    deleted,
+    lines,
+    dataPoints,
+    value: {
+      queue: { send: async (envelope: SpooledEnvelope, options?: QueueSendOptions) => void sent.push([envelope, options!]) },
+      bucket,
+      allowList: compileAllowList([parseDsn(DSN)!], undefined),
+      limits: new SentryLimits(() => NOW),
+      reports,
+      record: createSpoolRecorder({ log: (line) => void lines.push(line), analytics: { writeDataPoint: (point) => void dataPoints.push(point!) }, stats: new SpoolStats() }),
+      now: () => NOW,
+      random: () => 0.5,
+      fetch: (async () => answer()) as typeof fetch,
+    },
+  };
+}
+
+const settings = { timeoutMs: 1_000, maxEnvelopeBytes: 1_000_000, spoolRetrySeconds: 10, ownProject: undefined };
+
+async function consume(fakes: ReturnType<typeof runtime>, ...messages: ReturnType<typeof message>[]) {
+  const consumer = createSpoolConsumer(settings, fakes.value);
+  await consumer({ queue: "tunnel-spool", messages, retryAll() {}, ackAll() {} } as unknown as MessageBatch<unknown>);
+}
+
+describe("the spool's consumer, with a fake batch", () => {
+  it("sends a retry again as a new message with its delay and one more try, and acknowledges the old one", async () => {
+    const fakes = runtime(() => new Response("busy", { status: 503 }));
+    const old = message(stored({ tries: 2 }));
+    await consume(fakes, old);
+    expect(old.ack).toHaveBeenCalledOnce();
+    expect(old.retry).not.toHaveBeenCalled();
+    expect(fakes.sent).toEqual([[expect.objectContaining({ tries: 3 }), { contentType: "v8", delaySeconds: 40 }]]);
+  });
+
+  it("delivers an envelope stored without the retired url field, to the allow-list's URL for its DSN", async () => {
+    const urls: string[] = [];
+    const fakes = runtime(() => new Response("{}"));
+    fakes.value.fetch = (async (url: RequestInfo | URL) => (urls.push(String(url)), new Response("{}"))) as typeof fetch;
+    const { url: _retired, ...withoutUrl } = stored();
+    const delivered = message(withoutUrl);
+    await consume(fakes, delivered);
+    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "delivered" })]);
+    expect(urls).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
+  });
+
+  it("acknowledges a message that is not a stored envelope, and logs it, without retrying it", async () => {
+    const fakes = runtime(() => new Response("{}"));
+    const poison = message({ hello: "world" });
+    await consume(fakes, poison);
+    expect(poison.ack).toHaveBeenCalledOnce();
+    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "poison" })]);
+  });
+
+  it("deletes the R2 object of an envelope it gives up, in the same step, and counts it", async () => {
+    const fakes = runtime(() => new Response("{}"));
+    const expired = message(stored({ body: undefined, key: "spool/2026-12-30/x", receivedAt: NOW - 25 * 3_600_000 }));
+    await consume(fakes, expired);
+    expect(fakes.deleted).toEqual(["spool/2026-12-30/x"]);
+    expect(fakes.counted).toEqual([[DSN, "network_error", ["default"]]]);
+    expect(expired.ack).toHaveBeenCalledOnce();
+  });
+
+  it("lets the queue try again when R2 fails it, so that the dead-letter queue gets it in the end", async () => {
+    const fakes = runtime(() => new Response("{}"));
+    fakes.value.bucket = { get: async () => Promise.reject(new Error("R2 down")) } as unknown as R2Bucket;
+    const failing = message(stored({ body: undefined, key: "spool/k" }));
+    await consume(fakes, failing);
+    expect(failing.retry).toHaveBeenCalledWith({ delaySeconds: 10 });
+    expect(failing.ack).not.toHaveBeenCalled();
+  });
+});
+
+describe("the dead-letter queue's consumer", () => {
+  it("deletes the R2 object, counts the envelope for Sentry, acknowledges it, and records it as the consumer records", async () => {
+    const fakes = runtime(() => new Response("{}"));
+    const dead = message(stored({ body: undefined, key: "spool/dead" }));
+    const consumer = createDeadLetterConsumer({ bucket: fakes.value.bucket, reports: fakes.value.reports, record: fakes.value.record, now: () => NOW });
+    await consumer({ queue: "tunnel-spool-dead", messages: [dead], retryAll() {}, ackAll() {} } as unknown as MessageBatch<unknown>);
+    expect(fakes.deleted).toEqual(["spool/dead"]);
+    expect(fakes.counted).toEqual([[DSN, "internal_sdk_error", ["default"]]]);
+    expect(dead.ack).toHaveBeenCalledOnce();
+    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "dead_lettered", age_s: 60 })]);
+    expect(fakes.dataPoints).toEqual([{ blobs: ["spool", "dead_lettered", ""], doubles: [0, 60_000, 0], indexes: [""] }]);
+  });
+});

@@ -1,0 +1,284 @@
+import { describe, expect, it, vi } from "vitest";
+
+import type { LogLine } from "./log-line.ts";
+import { readTunnelSettings, tunnelUrlFor, type TunnelBindings, type TunnelRuntime, type TunnelVariables } from "./settings.ts";
+import { createTunnelWorker } from "./worker.ts";
+
+const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
+const APP = "https://app.example.com";
+const PARTNER = "https://partner.example.com";
+const TUNNEL = `${APP}/monitoring?o=1&p=2&r=us`;
+const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30" });
+
+/** Sentry as a stub `fetch`: it answers as `answer` says (200 by default), and keeps what reached it. */
+function sentryAnswering(answer: () => Response = () => Response.json({ id: "0123456789abcdef0123456789abcdef" })) {
+  const arrivals: string[] = [];
+  const bodies: string[] = [];
+  const fetch = (async (url: RequestInfo | URL, init?: RequestInit) => {
+    arrivals.push(String(url));
+    bodies.push(await new Response(init?.body).text());
+    return answer();
+  }) as typeof globalThis.fetch;
+  return { fetch, arrivals, bodies };
+}
+
+/** The tunnel as `createTunnelWorker` builds it, every client allowed unless a limiter is given, Sentry a stub. */
+function tunnelWith({ bindings = {}, runtime = {}, sentry = sentryAnswering() }: { bindings?: Partial<TunnelBindings>; runtime?: TunnelRuntime; sentry?: ReturnType<typeof sentryAnswering> } = {}) {
+  const log: LogLine[] = [];
+  const everyClient = { limit: async () => ({ success: true }) };
+  const worker = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: everyClient, ...bindings }, { log: (line) => log.push(line), fetch: sentry.fetch, ...runtime });
+  return { tunnel: worker.fetch, worker, log, sentry };
+}
+
+function envelopeRequest(headers: Record<string, string> = {}, url = TUNNEL, method = "POST"): Request {
+  const body = `${JSON.stringify({ dsn: DSN })}\n{"type":"event"}\n{}\n`;
+  return new Request(url, {
+    method,
+    headers: { "content-length": String(Buffer.byteLength(body)), ...headers },
+    ...(method === "POST" ? { body } : {}),
+  });
+}
+
+async function reasonOf(response: Response): Promise<string> {
+  return ((await response.json()) as { reason: string }).reason;
+}
+
+describe("the tunnel: the rate limiter", () => {
+  it("asks per client address and answers 429 the way Sentry does when it says no", async () => {
+    const limit = vi.fn(async () => ({ success: false }));
+    const { tunnel, log } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit } } });
+    const response = await tunnel(envelopeRequest({ "cf-connecting-ip": "203.0.113.5" }));
+    expect(limit).toHaveBeenCalledWith({ key: "203.0.113.5" });
+    expect(response.status).toBe(429);
+    expect(response.headers.get("retry-after")).toBe("30");
+    expect(response.headers.get("x-sentry-rate-limits")).toBe("30::key");
+    expect(await reasonOf(response)).toBe("rate_limited");
+    expect(log[0]).toMatchObject({ outcome: "rejected", reason: "rate_limited", status: 429 });
+  });
+
+  it("counts requests it refuses too, and keys an IPv6 client by its /64", async () => {
+    const limit = vi.fn(async () => ({ success: true }));
+    const { tunnel } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit } } });
+    const refused = [
+      envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::1" }, TUNNEL, "GET"),
+      envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::2" }, `${APP}/monitoring?x=1`),
+      envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::3", origin: "https://evil.example" }),
+      envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::4" }, `${APP}/Monitoring?o=1&p=2&r=us`),
+    ];
+    const statuses = [];
+    for (const request of refused) statuses.push((await tunnel(request)).status);
+    expect(statuses).toEqual([405, 400, 403, 404]);
+    expect(limit.mock.calls).toEqual(Array(4).fill([{ key: "2001:db8:7:8::/64" }]));
+  });
+
+  it("lets envelopes through when the limiter itself fails", async () => {
+    const { tunnel, log, sentry } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit: async () => Promise.reject(new Error("limiter down")) } } });
+    const response = await tunnel(envelopeRequest());
+    expect(response.status).toBe(200);
+    expect(sentry.arrivals).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
+    expect(log[0]).toMatchObject({ outcome: "forwarded", reason: null, upstream_status: 200 });
+  });
+});
+
+describe("the tunnel: one path", () => {
+  it.each(["/monitoring/", "/Monitoring", "//monitoring", "/%6Donitoring"])("answers %s with 404, and forwards nothing", async (path) => {
+    const { tunnel, sentry } = tunnelWith();
+    const response = await tunnel(envelopeRequest({}, `${APP}${path}?o=1&p=2&r=us`));
+    expect(response.status).toBe(404);
+    expect(await reasonOf(response)).toBe("not_found");
+    expect(sentry.arrivals).toEqual([]);
+  });
+});
+
+describe("the tunnel: CORS", () => {
+  it("answers a partner's preflight with 204 and the partner's own origin", async () => {
+    const { tunnel, log } = tunnelWith();
+    const response = await tunnel(
+      envelopeRequest({ origin: PARTNER, "access-control-request-method": "POST" }, TUNNEL, "OPTIONS"),
+    );
+    expect(response.status).toBe(204);
+    expect(Object.fromEntries(response.headers)).toMatchObject({
+      "access-control-allow-origin": PARTNER,
+      "access-control-allow-methods": "POST",
+      "access-control-expose-headers": "Retry-After, X-Sentry-Rate-Limits",
+      vary: "Origin",
+    });
+    expect(log[0]).toMatchObject({ outcome: "preflight", reason: null, status: 204 });
+  });
+
+  it("lets a partner read every answer, Sentry's rate limit included", async () => {
+    const sentry = sentryAnswering(() => new Response(null, { status: 429, headers: { "retry-after": "60", "x-sentry-rate-limits": "60:error:organization" } }));
+    const { tunnel } = tunnelWith({ sentry });
+    for (const request of [envelopeRequest({ origin: PARTNER }), envelopeRequest({ origin: PARTNER }, `${APP}/monitoring?p=x`)]) {
+      const response = await tunnel(request);
+      expect(response.headers.get("access-control-allow-origin")).toBe(PARTNER);
+      expect(response.headers.get("access-control-expose-headers")).toBe("Retry-After, X-Sentry-Rate-Limits");
+      expect(response.headers.get("vary")).toBe("Origin");
+    }
+  });
+
+  it.each([
+    ["another origin's preflight", { origin: "https://evil.example" }, "OPTIONS", 403],
+    ["another origin's envelope", { origin: "https://evil.example" }, "POST", 403],
+    ["the app's own envelope", { origin: APP }, "POST", 200],
+    ["a preflight without an origin", {}, "OPTIONS", 405],
+  ])("gives %s no CORS header at all", async (_name, headers, method, status) => {
+    const { tunnel } = tunnelWith();
+    const response = await tunnel(envelopeRequest(headers, TUNNEL, method));
+    expect(response.status).toBe(status);
+    expect([...response.headers.keys()].filter((name) => name.startsWith("access-control-"))).toEqual([]);
+  });
+});
+
+describe("the tunnel: Sentry's answer", () => {
+  it("serves an HTML answer as inert text", async () => {
+    const sentry = sentryAnswering(() => new Response("<script>alert(document.cookie)</script>", { headers: { "content-type": "text/html" } }));
+    const response = await tunnelWith({ sentry }).tunnel(envelopeRequest());
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
+  it("drops an answer body over 64 KiB and keeps its status", async () => {
+    const sentry = sentryAnswering(() => new Response(`"${"x".repeat(70 * 1024)}"`, { headers: { "content-type": "application/json" } }));
+    const response = await tunnelWith({ sentry }).tunnel(envelopeRequest());
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("");
+  });
+});
+
+describe("the tunnel: CSP reports, held where an envelope would be", () => {
+  const ENVELOPE_ENDPOINT = "https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0";
+  const reportRequest = (headers: Record<string, string> = {}) =>
+    new Request(`${APP}${settings.route}/csp`, {
+      method: "POST",
+      headers: { "content-type": "application/csp-report", ...headers },
+      body: JSON.stringify({ "csp-report": { "document-uri": `${APP}/`, "blocked-uri": "https://evil.example/x.js" } }),
+    });
+  /** The counts of the client report the tunnel sends once it flushes, as Sentry would read them. */
+  async function clientReportAfter(worker: { reports: { flush(): Promise<void> } }, sentry: ReturnType<typeof sentryAnswering>) {
+    await worker.reports.flush();
+    const index = sentry.bodies.findIndex((body) => body.includes('{"type":"client_report"}'));
+    expect(sentry.arrivals[index]).toBe(ENVELOPE_ENDPOINT);
+    return (JSON.parse(sentry.bodies[index]!.split("\n")[2]!) as { discarded_events: unknown[] }).discarded_events;
+  }
+
+  it("holds every report while Sentry rate-limits the project, and counts them for the project's Stats", async () => {
+    const sentry = sentryAnswering(() => new Response(null, { status: 429, headers: { "retry-after": "37", "x-sentry-rate-limits": "37::organization" } }));
+    const { tunnel, worker, log } = tunnelWith({ sentry });
+    expect((await tunnel(envelopeRequest())).status).toBe(429);
+    const statuses = [];
+    for (let report = 0; report < 20; report += 1) statuses.push((await tunnel(reportRequest())).status);
+    expect(statuses).toEqual(Array(20).fill(429));
+    expect(sentry.arrivals).toEqual([ENVELOPE_ENDPOINT]);
+    expect(log.slice(1)).toEqual(Array(20).fill(expect.objectContaining({ kind: "security_report", outcome: "rejected", reason: "sentry_rate_limited", upstream_status: null })));
+    expect(await clientReportAfter(worker, sentry)).toEqual([{ reason: "ratelimit_backoff", category: "security", quantity: 20 }]);
+  });
+
+  it("holds reports while the ingest's breaker is open, whether envelopes or reports opened it", async () => {
+    for (const opener of [envelopeRequest, reportRequest]) {
+      const sentry = sentryAnswering(() => new Response("down", { status: 503 }));
+      const { tunnel, worker, log } = tunnelWith({ sentry });
+      for (let failure = 0; failure < 3; failure += 1) await tunnel(opener());
+      expect(sentry.arrivals).toHaveLength(3);
+      const held = await tunnel(reportRequest());
+      expect(held.status).toBe(503);
+      expect(await reasonOf(held)).toBe("sentry_unavailable");
+      expect(sentry.arrivals).toHaveLength(3);
+      expect(log[3]).toMatchObject({ kind: "security_report", outcome: "failed", reason: "sentry_unavailable" });
+      // The reports Sentry failed on are lost too, and counted as such.
+      const lost = opener === reportRequest ? 4 : 1;
+      expect(await clientReportAfter(worker, sentry)).toEqual([{ reason: "network_error", category: "security", quantity: lost }]);
+    }
+  });
+
+  it("counts a report over its client's share, which no browser counts", async () => {
+    const { tunnel, worker, sentry } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit: async () => ({ success: false }) } } });
+    expect((await tunnel(reportRequest({ "cf-connecting-ip": "203.0.113.5" }))).status).toBe(429);
+    expect(sentry.arrivals).toEqual([]);
+    expect(await clientReportAfter(worker, sentry)).toEqual([{ reason: "ratelimit_backoff", category: "security", quantity: 1 }]);
+  });
+
+  it("sends a report while only another category is limited, and counts nothing", async () => {
+    let answer = () => new Response(null, { status: 429, headers: { "x-sentry-rate-limits": "60:error:project" } });
+    const sentry = sentryAnswering(() => answer());
+    const { tunnel, worker } = tunnelWith({ sentry });
+    await tunnel(envelopeRequest());
+    answer = () => new Response("{}", { status: 200 });
+    expect((await tunnel(reportRequest())).status).toBe(200);
+    expect(sentry.arrivals[1]).toMatch(/^https:\/\/o1\.ingest\.us\.sentry\.io\/api\/2\/security\/\?sentry_key=/);
+    await worker.reports.flush();
+    expect(sentry.arrivals).toHaveLength(2);
+  });
+});
+
+describe("the tunnel: the URL a page's SDK is given", () => {
+  const SAAS = "https://0123456789abcdef0123456789abcdef@o11.ingest.us.sentry.io/21";
+  it.each([
+    ["the derived route", { SENTRY_DSN: SAAS }, SAAS, /^\/[a-z0-9]{10}$/, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
+    ["a chosen route", { SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/k7q2x9" }, SAAS, /^\/k7q2x9$/, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
+    ["the original route, SaaS with a region", { SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/monitoring" }, SAAS, /^\/monitoring\?o=11&p=21&r=us$/, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
+    ["the original route, SaaS without one", { SENTRY_DSN: "https://k@o13.ingest.sentry.io/23", TUNNEL_ROUTE: "/monitoring" }, "https://k@o13.ingest.sentry.io/23", /^\/monitoring\?o=13&p=23$/, "https://o13.ingest.sentry.io/api/23/envelope/?hsts=0"],
+    ["the original route, self-hosted", { SENTRY_DSN: "https://k@sentry.example.com/base/24", TUNNEL_ROUTE: "/monitoring" }, "https://k@sentry.example.com/base/24", /^\/monitoring\?p=24$/, "https://sentry.example.com/base/api/24/envelope/"],
+    ["no SENTRY_DSN, another allowed DSN", { TUNNEL_ALLOWED_DSNS: SAAS }, SAAS, /^\/monitoring\?o=11&p=21&r=us$/, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
+  ] as const)("is one the tunnel takes an envelope at: %s", async (_case, variables: TunnelVariables, dsn, shape, upstream) => {
+    const routed = readTunnelSettings(variables);
+    const url = tunnelUrlFor(routed, dsn);
+    expect(url).toMatch(shape);
+    const sentry = sentryAnswering();
+    const worker = createTunnelWorker(routed, { TUNNEL_RATE_LIMITER: { limit: async () => ({ success: true }) } }, { fetch: sentry.fetch, log: () => {} });
+    const body = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`;
+    const response = await worker.fetch(new Request(`${APP}${url}`, { method: "POST", headers: { "content-length": String(body.length) }, body }));
+    expect(response.status).toBe(200);
+    expect(sentry.arrivals).toEqual([upstream]);
+  });
+
+  it("is none for a DSN the tunnel does not forward for, or without one", () => {
+    expect(tunnelUrlFor(readTunnelSettings({ SENTRY_DSN: SAAS }), "https://k@o9.ingest.us.sentry.io/9")).toBeUndefined();
+    expect(tunnelUrlFor(readTunnelSettings({}))).toBeUndefined();
+    // The DSN as a page may spell it, with a legacy secret: the allowed DSN it is.
+    expect(tunnelUrlFor(readTunnelSettings({ SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/monitoring" }), SAAS.replace("@", ":secret@"))).toBe("/monitoring?o=11&p=21&r=us");
+  });
+});
+
+describe("the tunnel: around the core", () => {
+  it("writes one analytics data point per request, with the log line's facts", async () => {
+    const writeDataPoint = vi.fn();
+    const { tunnel, log } = tunnelWith({ bindings: { TUNNEL_ANALYTICS: { writeDataPoint } } });
+    await tunnel(envelopeRequest({ origin: "https://evil.example" }, `${APP}/monitoring?o=1&p=2&r=us`));
+    expect(writeDataPoint).toHaveBeenCalledTimes(1);
+    expect(writeDataPoint).toHaveBeenCalledWith({
+      blobs: ["rejected", "origin_not_allowed", ""],
+      doubles: [0, (log[0] as { duration_ms: number }).duration_ms, 403],
+      indexes: [""],
+    });
+  });
+
+  it("answers 500 for its own bug, reports it with the request, and logs it as failed", async () => {
+    const reportError = vi.fn();
+    const { tunnel, log } = tunnelWith({ runtime: { reportError } });
+    const request = envelopeRequest();
+    Object.defineProperty(request, "url", {
+      get() {
+        throw new TypeError("a bug in the tunnel");
+      },
+    });
+    const response = await tunnel(request);
+    expect(response.status).toBe(500);
+    expect(await reasonOf(response)).toBe("internal_error");
+    expect(reportError).toHaveBeenCalledWith(expect.objectContaining({ message: "a bug in the tunnel" }), request);
+    expect(log[0]).toMatchObject({ outcome: "failed", reason: "internal_error", status: 500 });
+  });
+
+  it("logs a CSP report it failed on as a CSP report", async () => {
+    const { tunnel, log } = tunnelWith({ runtime: { reportError: () => {} } });
+    const request = new Request(`${APP}${settings.route}/csp`, { method: "POST", headers: { "content-type": "application/csp-report" }, body: "{}" });
+    Object.defineProperty(request, "body", {
+      get() {
+        throw new TypeError("a bug in the tunnel");
+      },
+    });
+    expect((await tunnel(request)).status).toBe(500);
+    expect(log[0]).toMatchObject({ kind: "security_report", reason: "internal_error" });
+  });
+});

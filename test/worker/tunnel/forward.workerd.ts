@@ -1,0 +1,144 @@
+/**
+ * Cases of `forwardEnvelope` run inside workerd, where its streams are workerd's own
+ * (`FixedLengthStream`, `IdentityTransformStream`): the Node side, `forward.test.ts`,
+ * runs each and checks what it observed. Sentry is a stub `fetch` that behaves as the runtime's does
+ * with a request body: it reads the stream, and an abort cancels it. No socket is opened.
+ */
+import { Deadline, forwardEnvelope, type BodyChunk } from "@edge-monitoring/tunnel/testing";
+
+import { serveCases } from "../../support/serve-cases";
+
+/** What the stub Sentry saw of one request, in order: `aborted`, then the body `ended`, `errored` or was `cancelled`. */
+interface SentrySaw {
+  events: string[];
+  bytes: number;
+  text: string;
+}
+
+/**
+ * Sentry answering `answer` once it has read the whole body. As the runtime's `fetch`, it fails
+ * when the request is aborted (and cancels the body) or when the body fails.
+ */
+function stubSentry(answer: () => Response | Promise<Response>) {
+  const saw: SentrySaw = { events: [], bytes: 0, text: "" };
+  let bodyRead: Promise<void> = Promise.resolve();
+  const fetch = (async (_url: RequestInfo | URL, init?: RequestInit) => {
+    const signal = init!.signal!;
+    const reader = new Response(init!.body).body!.getReader() as ReadableStreamDefaultReader<BodyChunk>;
+    const aborted = new Promise<never>((_, reject) => {
+      signal.addEventListener("abort", () => {
+        saw.events.push("aborted");
+        reader.cancel(signal.reason).catch(() => {});
+        reject(signal.reason);
+      });
+    });
+    aborted.catch(() => {});
+    bodyRead = (async () => {
+      const decoder = new TextDecoder();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return void saw.events.push(signal.aborted ? "body cancelled" : "body ended");
+          saw.bytes += value.byteLength;
+          saw.text += decoder.decode(value, { stream: true });
+        }
+      } catch {
+        saw.events.push("body errored");
+        throw new TypeError("The request's body failed");
+      }
+    })();
+    bodyRead.catch(() => {});
+    await Promise.race([bodyRead, aborted]);
+    return Promise.race([answer(), aborted]);
+  }) as typeof globalThis.fetch;
+  return { fetch, saw, bodySettled: () => bodyRead };
+}
+
+const encoder = new TextEncoder();
+const bytes = (text: string) => encoder.encode(text) as BodyChunk;
+
+/** A client's body after its first bytes: `chunks`, then it ends, fails or stalls. */
+function clientBody(chunks: string[], then: "end" | "error" | "stall" = "end"): ReadableStream<BodyChunk> {
+  const queue = chunks.map(bytes);
+  return new ReadableStream<BodyChunk>({
+    pull(controller) {
+      const next = queue.shift();
+      if (next) return controller.enqueue(next);
+      if (then === "end") return controller.close();
+      if (then === "error") return controller.error(new TypeError("The client went away"));
+      return new Promise<void>(() => {});
+    },
+  });
+}
+
+const ok = () => Response.json({ id: "0123456789abcdef0123456789abcdef" });
+const HEAD = '{"dsn":"https://k@o1.ingest.sentry.io/2"}\n';
+
+interface Forwarding {
+  rest: ReadableStream<BodyChunk> | undefined;
+  contentLength: number | undefined;
+  maxBytes?: number;
+  deadlineMs?: number;
+  answer?: () => Response | Promise<Response>;
+}
+
+/** One forward of `HEAD` (already read) and `rest`, and what came of it on both sides. */
+async function forward({ rest, contentLength, maxBytes = 1_000_000, deadlineMs = 5_000, answer = ok }: Forwarding) {
+  const sentry = stubSentry(answer);
+  const deadline = new Deadline(deadlineMs);
+  const started = Date.now();
+  try {
+    const result = await forwardEnvelope({
+      url: "https://o1.ingest.sentry.io/api/2/envelope/",
+      headers: { "content-type": "application/x-sentry-envelope" },
+      consumed: [bytes(HEAD)],
+      consumedBytes: HEAD.length,
+      rest,
+      contentLength,
+      maxBytes,
+      deadline,
+      fetch: sentry.fetch,
+    });
+    const answered = result.ok ? { status: result.answer.status, body: result.answer.body && new TextDecoder().decode(result.answer.body) } : undefined;
+    const tookMs = Date.now() - started;
+    // What Sentry's side saw, once its reading of the body has settled one way or the other.
+    await sentry.bodySettled().catch(() => {});
+    return { ok: result.ok, reason: result.ok ? null : result.reason, answered, bytes: result.bytes, sentry: sentry.saw, tookMs };
+  } finally {
+    deadline.end();
+  }
+}
+
+const REST = ["event item one\n", "event item two\n"];
+const WHOLE_LENGTH = HEAD.length + REST.join("").length;
+
+export default serveCases({
+  declaredLength: () => forward({ rest: clientBody(REST), contentLength: WHOLE_LENGTH }),
+  unknownLength: () => forward({ rest: clientBody(REST), contentLength: undefined }),
+  bodyInHand: () => forward({ rest: undefined, contentLength: HEAD.length }),
+  unknownLengthPastTheMaximum: () => forward({ rest: clientBody(["x".repeat(1_000), "x".repeat(1_000)]), contentLength: undefined, maxBytes: 1_500 }),
+  clientGoesAway: () => forward({ rest: clientBody(REST, "error"), contentLength: WHOLE_LENGTH + 100 }),
+  clientGoesAwayUnknownLength: () => forward({ rest: clientBody(REST, "error"), contentLength: undefined }),
+  clientStalls: () => forward({ rest: clientBody(REST, "stall"), contentLength: WHOLE_LENGTH + 100, deadlineMs: 200 }),
+  sentryTooSlow: () => forward({ rest: clientBody(REST), contentLength: WHOLE_LENGTH, deadlineMs: 200, answer: () => new Promise<Response>(() => {}) }),
+  answerStalls: () =>
+    forward({
+      rest: clientBody(REST),
+      contentLength: WHOLE_LENGTH,
+      deadlineMs: 200,
+      answer: () => new Response(new ReadableStream({ pull: () => new Promise<void>(() => {}) }), { status: 200 }),
+    }),
+  answerTooLargeDeclared: () =>
+    forward({ rest: undefined, contentLength: HEAD.length, answer: () => new Response("x".repeat(70 * 1024), { status: 200, headers: { "content-length": String(70 * 1024) } }) }),
+  answerTooLargeStreamed: () =>
+    forward({ rest: undefined, contentLength: HEAD.length, answer: () => new Response(clientBody(["x".repeat(40 * 1024), "x".repeat(40 * 1024)]), { status: 200 }) }),
+  redirect: () => forward({ rest: undefined, contentLength: HEAD.length, answer: () => new Response(null, { status: 302, headers: { location: "https://elsewhere.example/" } }) }),
+  unreachable: () =>
+    forward({
+      rest: undefined,
+      contentLength: HEAD.length,
+      answer: () => {
+        throw new TypeError("Network connection lost");
+      },
+    }),
+});
