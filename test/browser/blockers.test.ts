@@ -148,7 +148,7 @@ describe("past the blockers: uBlock Origin's default lists in real filter engine
       // The deploy: the same origin and state, a new route, the old one retired.
       const deployed = { port: Number(new URL(server.origin).port), stateDir: server.stateDir };
       await server.stop();
-      server = await startWranglerDev({ ...vars, TUNNEL_ROUTE: "/m3p8w2", TUNNEL_RETIRED_ROUTES: "/k7q2x9" }, deployed);
+      server = await startWranglerDev({ ...vars, TUNNEL_ROUTE: "/m3p8w2", TUNNEL_RETIRED_ROUTES: "/k7q2x9" }, { redeploy: deployed });
       const posted = before.waitForRequest((request) => request.method() === "POST" && (request.postData() ?? "").includes(ERROR));
       await before.getByRole("button", { name: "Throw a client error" }).click();
       expect(new URL((await posted).url()).pathname).toBe("/k7q2x9");

@@ -22,6 +22,12 @@ interface Redeploy {
   stateDir: string;
 }
 
+interface Where {
+  /** Another project's folder, with its own `wrangler.toml` (an adopter's Worker); by default this one's. */
+  project?: string;
+  redeploy?: Redeploy;
+}
+
 /**
  * `wrangler dev` serving the built app on a free loopback port, as a developer runs it; or, given
  * the server it replaces, at that origin with that state, as a redeploy would. Its own process
@@ -31,13 +37,14 @@ interface Redeploy {
  * own. By default wrangler keeps it in the project's `.wrangler/state`, which two servers started
  * at once then share: under load, one of them failed to start with SQLITE_BUSY on its files.
  */
-export async function startWranglerDev(vars: Record<string, string> = {}, redeploy?: Redeploy): Promise<DevServer> {
+export async function startWranglerDev(vars: Record<string, string> = {}, { project = root, redeploy }: Where = {}): Promise<DevServer> {
   const port = redeploy?.port ?? (await freePort());
   const stateDir = redeploy?.stateDir ?? mkdtempSync(join(tmpdir(), "wrangler-state-"));
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--persist-to", stateDir];
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--persist-to", stateDir];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
-  const child = spawn("npx", args, {
-    cwd: root,
+  // This project's wrangler, wherever it runs: `npx` in another project would fetch its own.
+  const child = spawn(`${root}node_modules/.bin/wrangler`, args, {
+    cwd: project,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },

@@ -4,7 +4,7 @@ import { returnedResponseHeaders, TUNNEL_RESPONSE_HEADERS } from "./upstream/hea
 /**
  * Every answer the tunnel gives on its own account, rather than passing on Sentry's: its status,
  * the log's outcome, and a sentence for the client. The codes are stable: operators filter logs on
- * them and `docs/tunnel.md` lists them.
+ * them and the README lists them.
  */
 export const TUNNEL_ANSWERS = {
   spooled: [202, "spooled", "Sentry could not take the envelope just now; it is stored and will be delivered."],
