@@ -7,9 +7,8 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
 
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 
 import { resolveRelease } from "./release.ts";
@@ -80,15 +79,17 @@ async function workerConfigProblem(): Promise<string | undefined> {
   if (shared) return shared;
   const vars = { ...(config.vars as Record<string, string>), ...passedVars(passed) };
   let output = "";
-  const miniflare = new Miniflare({
-    modules: [{ type: "ESModule", path: "build/index.js" }],
-    compatibilityDate: config.compatibility_date,
-    compatibilityFlags: config.compatibility_flags,
-    bindings: vars,
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      for (const stream of [stdout, stderr]) stream.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-    },
-  });
+  const miniflare = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: [{ type: "ESModule", path: "build/index.js" }],
+      compatibilityDate: config.compatibility_date,
+      compatibilityFlags: config.compatibility_flags,
+      bindings: vars,
+      handleStructuredLogs: ({ message }: { message: string }) => {
+        output += `${message}\n`;
+      },
+    }),
+  );
   try {
     await miniflare.ready;
   } catch (error) {

@@ -2,6 +2,8 @@ import { fileURLToPath } from "node:url";
 
 import { defineConfig } from "vitest/config";
 
+import { tunnelProjects } from "../packages/tunnel/vitest.config";
+
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 /** The browser tests that time a developer's waits. */
@@ -14,8 +16,10 @@ const ONE_BROWSER_AT_A_TIME = {
 };
 
 /**
- * Three layers: unit tests beside the code they test, in Node; Worker tests against `build/` in
- * workerd; browser tests in Chromium against `wrangler dev`. `npm test` builds first.
+ * Three layers: unit tests beside the code they test, in Node, and the tunnel package's in workerd
+ * where its code depends on workerd (its own projects, `packages/tunnel/vitest.config.ts`); Worker
+ * tests against `build/` in workerd; browser tests in Chromium against `wrangler dev`. `npm test`
+ * builds first.
  *
  * Two files at a time on this 2-core machine: most of a Worker test's time is workerd's and the
  * sockets', not the test process's (the Worker layer took 107 s one file at a time, 58 s two).
@@ -30,11 +34,12 @@ export default defineConfig({
     maxWorkers: 2,
     reporters: ["default", "./test/support/summary-reporter.ts"],
     projects: [
+      ...tunnelProjects.map((project) => ({ ...project, test: { ...project.test, sequence: { groupOrder: 1 } } })),
       {
         extends: true,
         test: {
           name: "unit",
-          include: ["packages/tunnel/src/**/*.test.ts", "app/**/*.test.ts", "worker/**/*.test.ts", "scripts/**/*.test.ts", ".ci/**/*.test.ts", "test/support/**/*.test.ts"],
+          include: ["app/**/*.test.ts", "worker/**/*.test.ts", "scripts/**/*.test.ts", ".ci/**/*.test.ts", "test/support/**/*.test.ts"],
           environment: "node",
           sequence: { groupOrder: 1 },
         },

@@ -173,7 +173,7 @@ export async function startTunnelWorker(
     r2Buckets: { TUNNEL_SPOOL_BUCKET: "tunnel-spool" },
   };
   const limiters = {
-    binding: { ratelimits: { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000_000_000, period: 10 } } } },
+    binding: { ratelimits: { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000_000_000, period: 10 as const } } } },
     "in-isolate": { wrappedBindings: { TUNNEL_RATE_LIMITER: { scriptName: "in-isolate-limiter" } } },
   };
   return startWorkerd(

@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { cpSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import type { Browser } from "playwright-core";
@@ -16,8 +16,23 @@ const APP = "http://localhost:8787";
 const SPOTLIGHT = "http://localhost:8969";
 /** How long the open page sends nothing before the developer's next save. */
 const QUIET_MS = 1_500;
-/** A route the developer adds while the loop runs; removed afterwards. */
-const PROBE = join(root, "app/routes/dev-loop-probe.tsx");
+/**
+ * The developer's checkout: a copy of the project's sources under `.cache/` (which git ignores), so
+ * that the route the developer adds never lands in the source tree, even when a run is cut short.
+ * Its dependencies resolve from the project's `node_modules`, above it; npm puts its `.bin` first.
+ */
+const CHECKOUT = join(root, ".cache/dev-loop");
+const SOURCES = ["app", "worker", "public", "scripts", "packages/tunnel/package.json", "remix.config.js", "package.json", "wrangler.toml", "tsconfig.json"];
+/** A route the developer adds while the loop runs. */
+const PROBE = join(CHECKOUT, "app/routes/dev-loop-probe.tsx");
+
+function copyTheCheckout(): void {
+  rmSync(CHECKOUT, { recursive: true, force: true });
+  const built = [join(root, "public/build"), join(root, "app/release.generated.ts")];
+  for (const source of SOURCES) {
+    cpSync(join(root, source), join(CHECKOUT, source), { recursive: true, filter: (path) => !built.some((output) => path.startsWith(output)) });
+  }
+}
 
 /** A route whose loader (server code) and component (browser code) both say which save they are. */
 function writeProbe(save: string): void {
@@ -60,12 +75,15 @@ describe("the edit loop: npm run dev at the README's URL", () => {
   let started: RunningScript;
   let browser: Browser;
   beforeAll(async () => {
-    [started, browser] = await startTogether([startNpmScript(["run", "dev"], [`${APP}/`, SPOTLIGHT]), launchChromium()]);
+    copyTheCheckout();
+    // No git checkout there: the release is named, as a build outside one must be.
+    const dev = startNpmScript(["run", "dev"], [`${APP}/`, SPOTLIGHT], { SENTRY_RELEASE: "dev-loop" }, CHECKOUT);
+    [started, browser] = await startTogether([dev, launchChromium()]);
   }, 120_000);
   afterAll(async () => {
-    rmSync(PROBE, { force: true });
     await browser?.close();
     await started?.stop();
+    rmSync(CHECKOUT, { recursive: true, force: true });
   });
 
   // Each wait may take up to WAIT_ENDS_WITHIN_MS; the settling between saves up to 15 s each.

@@ -14,12 +14,12 @@ async function serving(url: string): Promise<boolean> {
 }
 
 /**
- * Runs `npm <args>` as the README says, until every URL serves. Its own process group, so that
- * stopping it stops what it started (Remix, wrangler, workerd, Spotlight) and frees the ports for
- * the next test that uses the README's.
+ * Runs `npm <args>` as the README says (in `cwd`, this project by default), until every URL
+ * serves. Its own process group, so that stopping it stops what it started (Remix, wrangler,
+ * workerd, Spotlight) and frees the ports for the next test that uses the README's.
  */
-export async function startNpmScript(args: string[], urls: string[], env: Record<string, string> = {}): Promise<RunningScript> {
-  const started = spawn("npm", args, { cwd: root, detached: true, stdio: "ignore", env: { ...process.env, ...env } });
+export async function startNpmScript(args: string[], urls: string[], env: Record<string, string> = {}, cwd = root): Promise<RunningScript> {
+  const started = spawn("npm", args, { cwd, detached: true, stdio: "ignore", env: { ...process.env, ...env } });
   const exited = new Promise((resolve) => started.once("exit", resolve));
   const stop = async () => {
     if (started.pid !== undefined && started.exitCode === null) {

@@ -18,10 +18,13 @@ export interface RunningWorker extends Workerd {
 }
 
 /** The parts of `wrangler.toml`'s `[[ratelimits]]` and `[[analytics_engine_datasets]]` that Miniflare takes. */
+/** A Workers Rate Limiting binding's limit: its period is 10 or 60 seconds, which Miniflare checks. */
+type RateLimit = { limit: number; period: number };
+
 interface RateLimitSettings {
   name: string;
   namespace_id: string;
-  simple: { limit: number; period: number };
+  simple: RateLimit;
 }
 interface DatasetSettings {
   binding: string;
@@ -30,9 +33,9 @@ interface DatasetSettings {
 
 export interface WorkerOptions {
   /** Replaces `wrangler.toml`'s request rate limit: suites that are not about it send far more than 60 per 10 s. */
-  rateLimit?: { limit: number; period: number };
+  rateLimit?: RateLimit;
   /** Replaces other rate-limit bindings of `wrangler.toml` by name (the spool's byte budgets). */
-  rateLimits?: Record<string, { limit: number; period: number }>;
+  rateLimits?: Record<string, RateLimit>;
   /** `false`: no spool bindings, as a deployment without them runs; Sentry's failures then reach the client. */
   spool?: boolean;
   /** A module under the project whose `plant()` runs once the Worker's module has loaded. */
@@ -68,7 +71,7 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
     ratelimits: Object.fromEntries(
       (config.ratelimits as RateLimitSettings[]).map(({ name, namespace_id, simple }) => [
         name,
-        { namespace_id, simple: (name === "TUNNEL_RATE_LIMITER" ? options.rateLimit : options.rateLimits?.[name]) ?? simple },
+        { namespace_id, simple: ((name === "TUNNEL_RATE_LIMITER" ? options.rateLimit : options.rateLimits?.[name]) ?? simple) as { limit: number; period: 10 | 60 } },
       ]),
     ),
     analyticsEngineDatasets: Object.fromEntries(

@@ -1,8 +1,7 @@
-import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
 import { build } from "esbuild";
-import { Miniflare, type MiniflareOptions, type WorkerOptions } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare, type V4MiniflareOptions as MiniflareOptions, type V4WorkerOptionsShape as WorkerOptions } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 
 import { fetchOnce } from "./http";
@@ -50,26 +49,24 @@ export function wranglerCompatibility(): Pick<WorkerOptions, "compatibilityDate"
  */
 export async function startWorkerd(options: MiniflareOptions, { output = "keep" }: Start = {}): Promise<Workerd> {
   const logs: string[] = [];
-  const collect = (stream: Readable) => {
-    if (output === "drop") return void stream.resume();
-    let pending = "";
-    stream.on("data", (chunk: Buffer) => {
-      const lines = (pending + chunk.toString("utf8")).split("\n");
-      pending = lines.pop() ?? "";
-      logs.push(...lines);
-    });
-  };
   const before = workerdChildren();
-  const miniflare = new Miniflare({
-    // Several Workers (`workers: […]`) each say their own.
-    ...("workers" in options ? {} : { rootPath: root }),
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      collect(stdout);
-      collect(stderr);
-    },
-    ...options,
-  } as MiniflareOptions);
-  const { origin } = await miniflare.ready;
+  // Miniflare 5 takes a new shape of options; the tests and benchmarks say theirs in the shape
+  // Miniflare 4 took, which Miniflare converts.
+  const miniflare = new Miniflare(
+    convertV4MiniflareOptions({
+      // Several Workers (`workers: […]`) each say their own.
+      ...("workers" in options ? {} : { rootPath: root }),
+      // Miniflare 5 has workerd write structured logs, one per `console.*` call, and hands each over.
+      handleStructuredLogs: ({ message }: { message: string }) => {
+        if (output === "keep") logs.push(...message.split("\n"));
+      },
+      ...options,
+    } as MiniflareOptions),
+  );
+  const { origin } = await miniflare.ready.catch(async (error: Error) => {
+    await miniflare.dispose().catch(() => {});
+    throw new Error(withPlainLogs(error.message), { cause: error });
+  });
   const pid = [...workerdChildren()].find((child) => !before.has(child));
   if (pid === undefined) throw new Error("the workerd process Miniflare started was not found");
   return {
@@ -91,6 +88,24 @@ export async function startWorkerd(options: MiniflareOptions, { output = "keep" 
     bindings: () => miniflare.getBindings(),
     dispose: () => miniflare.dispose(),
   };
+}
+
+/**
+ * A start-up failure's message with each structured log line workerd wrote (`{"level":…,"message":…}`)
+ * replaced by its message: a Worker's refusal reads as the Worker wrote it.
+ */
+function withPlainLogs(message: string): string {
+  return message
+    .split("\n")
+    .map((line) => {
+      if (!line.startsWith("{")) return line;
+      try {
+        return String((JSON.parse(line) as { message?: unknown }).message ?? line);
+      } catch {
+        return line;
+      }
+    })
+    .join("\n");
 }
 
 /**

@@ -84,8 +84,11 @@ function clientReports(ingest: FakeIngest): unknown[] {
 
 describe("the spool: nothing the tunnel accepted is lost while Sentry is down", () => {
   const { ingest, worker } = useIngestAndWorker(
-    // Outside production, where the Monitoring panel shows the spool's counts.
-    { SENTRY_ENVIRONMENT: "staging", TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES },
+    // Outside production, where the Monitoring panel shows the spool's counts. The deadline is
+    // generous (Sentry's share 5 s): an answer that comes after it is rightly taken for none and the
+    // envelope sent again, and with both cores busy, the loopback ingest's prompt 200s came later
+    // than the 0.75 s share of a 1.5 s deadline (8 sent twice, workerd 1.20261102).
+    { SENTRY_ENVIRONMENT: "staging", TUNNEL_TIMEOUT_MS: "10000", ...FAST_RETRIES },
     // One client stores far more than its byte budget here; the budget has a test of its own.
     { rateLimit: { limit: 1_000_000, period: 10 }, rateLimits: UNLIMITED_BUDGETS },
   );

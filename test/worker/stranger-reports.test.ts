@@ -9,7 +9,7 @@ import { APP_DSN, APP_ROUTE } from "../support/worker";
 import { startFixture, type Workerd } from "../support/workerd";
 
 /** `wrangler.toml`'s per-client limit: a client's share of what the Worker reports, per 10 s. */
-const SHARE = { limit: 60, period: 10 };
+const SHARE = { limit: 60, period: 10 } as const;
 
 /** Requests in flight at once: a client hammering, within what a loopback test should send. */
 const AT_ONCE = 20;

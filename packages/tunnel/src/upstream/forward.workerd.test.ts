@@ -1,13 +1,15 @@
+import { describe, expect, it } from "vitest";
+
+import { Deadline } from "../shared/deadline.ts";
+import type { BodyChunk } from "../shared/body.ts";
+import { forwardEnvelope } from "./forward.ts";
+
 /**
- * Cases of `forwardEnvelope` run inside workerd, where its streams are workerd's own
- * (`FixedLengthStream`, `IdentityTransformStream`): the Node side, `forward.test.ts`,
- * runs each and checks what it observed. Sentry is a stub `fetch` that behaves as the runtime's does
- * with a request body: it reads the stream, and an abort cancels it. No socket is opened.
+ * `forwardEnvelope` where it runs: in workerd (through Cloudflare's vitest integration), where its
+ * streams are workerd's own (`FixedLengthStream`, `IdentityTransformStream`) and an upload whose
+ * stream errors is ended as workerd ends it. Sentry is a stub `fetch` that behaves as the
+ * runtime's does with a request body: it reads the stream, and an abort cancels it. No socket.
  */
-import { Deadline, forwardEnvelope, type BodyChunk } from "@edge-monitoring/tunnel/testing";
-
-import { serveCases } from "../../support/serve-cases";
-
 /** What the stub Sentry saw of one request, in order: `aborted`, then the body `ended`, `errored` or was `cancelled`. */
 interface SentrySaw {
   events: string[];
@@ -86,7 +88,6 @@ interface Forwarding {
 async function forward({ rest, contentLength, maxBytes = 1_000_000, deadlineMs = 5_000, answer = ok }: Forwarding) {
   const sentry = stubSentry(answer);
   const deadline = new Deadline(deadlineMs);
-  const started = Date.now();
   try {
     const result = await forwardEnvelope({
       url: "https://o1.ingest.sentry.io/api/2/envelope/",
@@ -100,10 +101,9 @@ async function forward({ rest, contentLength, maxBytes = 1_000_000, deadlineMs =
       fetch: sentry.fetch,
     });
     const answered = result.ok ? { status: result.answer.status, body: result.answer.body && new TextDecoder().decode(result.answer.body) } : undefined;
-    const tookMs = Date.now() - started;
-    // What Sentry's side saw, once its reading of the body has settled one way or the other.
+        // What Sentry's side saw, once its reading of the body has settled one way or the other.
     await sentry.bodySettled().catch(() => {});
-    return { ok: result.ok, reason: result.ok ? null : result.reason, answered, bytes: result.bytes, sentry: sentry.saw, tookMs };
+    return { ok: result.ok, reason: result.ok ? null : result.reason, answered, bytes: result.bytes, sentry: sentry.saw };
   } finally {
     deadline.end();
   }
@@ -112,7 +112,7 @@ async function forward({ rest, contentLength, maxBytes = 1_000_000, deadlineMs =
 const REST = ["event item one\n", "event item two\n"];
 const WHOLE_LENGTH = HEAD.length + REST.join("").length;
 
-export default serveCases({
+const CASES = {
   declaredLength: () => forward({ rest: clientBody(REST), contentLength: WHOLE_LENGTH }),
   unknownLength: () => forward({ rest: clientBody(REST), contentLength: undefined }),
   bodyInHand: () => forward({ rest: undefined, contentLength: HEAD.length }),
@@ -141,4 +141,54 @@ export default serveCases({
         throw new TypeError("Network connection lost");
       },
     }),
+};
+
+const run = (name: keyof typeof CASES) => CASES[name]();
+const WHOLE = `${HEAD}${REST.join("")}`;
+
+describe("forwardEnvelope, in workerd, with Sentry a stub fetch", () => {
+  it.each(["declaredLength", "unknownLength"] as const)("sends the bytes already read, then the rest, whole and in order (%s)", async (name) => {
+    const forwarded = await run(name);
+    expect(forwarded).toMatchObject({ ok: true, reason: null, answered: { status: 200 }, bytes: WHOLE.length });
+    expect(forwarded.sentry).toEqual({ events: ["body ended"], bytes: WHOLE.length, text: WHOLE });
+  });
+
+  it("sends a body in hand as it is", async () => {
+    expect(await run("bodyInHand")).toMatchObject({ ok: true, bytes: HEAD.length, sentry: { events: ["body ended"], text: HEAD } });
+  });
+
+  // workerd ends a chunked upload whose stream errors as if it had finished: the request must be
+  // aborted before its body fails, or Sentry takes half an envelope for a whole one.
+  it.each([
+    ["unknownLengthPastTheMaximum", "envelope_too_large"],
+    ["clientGoesAway", "body_incomplete"],
+    ["clientGoesAwayUnknownLength", "body_incomplete"],
+  ] as const)("aborts the request to Sentry before its body fails, so Sentry never takes a part for the whole: %s is %s", async (name, reason) => {
+    const forwarded = await run(name);
+    expect(forwarded).toMatchObject({ ok: false, reason });
+    expect(forwarded.sentry.events[0]).toBe("aborted");
+    expect(forwarded.sentry.events).not.toContain("body ended");
+  });
+
+  it("answers a client that stalls at the deadline, without waiting for its body", async () => {
+    const forwarded = await run("clientStalls");
+    expect(forwarded).toMatchObject({ ok: false, reason: "body_timeout" });
+    expect(forwarded.sentry.events[0]).toBe("aborted");
+  });
+
+  it.each(["sentryTooSlow", "answerStalls"] as const)("blames Sentry when it is too slow with a whole body: %s", async (name) => {
+    const forwarded = await run(name);
+    expect(forwarded).toMatchObject({ ok: false, reason: "upstream_timeout" });
+    expect(forwarded.sentry.events).toContain("body ended");
+  });
+
+  it.each(["answerTooLargeDeclared", "answerTooLargeStreamed"] as const)("keeps the status of an answer over 64 KiB and drops its body: %s", async (name) => {
+    const forwarded = await run(name);
+    expect(forwarded).toMatchObject({ ok: true, answered: { status: 200, body: null } });
+  });
+
+  it("follows no redirect, and says when Sentry could not be reached", async () => {
+    expect(await run("redirect")).toMatchObject({ ok: false, reason: "upstream_redirect" });
+    expect(await run("unreachable")).toMatchObject({ ok: false, reason: "upstream_unreachable" });
+  });
 });

@@ -1,0 +1,40 @@
+import { fileURLToPath } from "node:url";
+
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+
+/**
+ * The date and flags the workerd tests run under: the app's `wrangler.toml`'s, which its
+ * `test/support/runtime-line.test.ts` holds together with this.
+ */
+export const COMPATIBILITY = { compatibilityDate: "2026-11-02", compatibilityFlags: ["nodejs_compat"] };
+
+const root = fileURLToPath(new URL(".", import.meta.url));
+
+/**
+ * The package's tests: in Node where workerd adds nothing (pure functions, with fast-check), and
+ * in workerd through Cloudflare's own integration where the code depends on workerd's streams,
+ * queues and R2 (`*.workerd.test.ts`, which import `cloudflare:test`). Sentry is a stub `fetch`
+ * there; no socket is opened. The app's `npm test` runs these projects too.
+ */
+export const tunnelProjects: TestProjectInlineConfiguration[] = [
+  {
+    extends: true,
+    test: { name: "tunnel", root, include: ["src/**/*.test.ts"], exclude: ["src/**/*.workerd.test.ts"], environment: "node" },
+  },
+  {
+    extends: true,
+    plugins: [
+      cloudflareTest({
+        miniflare: {
+          ...COMPATIBILITY,
+          queueProducers: { TUNNEL_SPOOL: { queueName: "tunnel-spool" } },
+          r2Buckets: ["TUNNEL_SPOOL_BUCKET"],
+        },
+      }),
+    ],
+    test: { name: "tunnel-workerd", root, include: ["src/**/*.workerd.test.ts"] },
+  },
+];
+
+export default defineConfig({ test: { projects: tunnelProjects } });

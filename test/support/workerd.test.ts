@@ -1,0 +1,35 @@
+import { readFileSync, realpathSync } from "node:fs";
+import { createRequire } from "node:module";
+
+import { parse } from "smol-toml";
+import { describe, expect, it } from "vitest";
+
+import { COMPATIBILITY } from "../../packages/tunnel/vitest.config";
+import { root } from "./workerd";
+
+/** Where `name`'s package.json is, as the installed package `from` resolves it. */
+const resolvedFrom = (from: string, name: string) => realpathSync(createRequire(realpathSync(`${root}node_modules/${from}/package.json`)).resolve(`${name}/package.json`));
+const version = (path: string) => (JSON.parse(readFileSync(path, "utf8")) as { version: string }).version;
+
+/**
+ * One runtime line: the Worker tests (this folder's `workerd.ts`), the tunnel's tests in workerd
+ * (Cloudflare's vitest integration) and `wrangler dev` all run one Miniflare and one workerd, and
+ * the date the Worker declares is one that workerd knows (decision 005).
+ */
+describe("the runtime the tests run on", () => {
+  const ours = realpathSync(createRequire(import.meta.url).resolve("miniflare/package.json"));
+
+  it("is the Miniflare and workerd that wrangler dev runs, and that the vitest integration runs", () => {
+    expect(resolvedFrom("wrangler", "miniflare")).toBe(ours);
+    expect(resolvedFrom("@cloudflare/vitest-plugin", "miniflare")).toBe(ours);
+    expect(resolvedFrom("wrangler", "workerd")).toBe(resolvedFrom("miniflare", "workerd"));
+  });
+
+  it("declares one compatibility date everywhere, not newer than that workerd's", () => {
+    const declared = parse(readFileSync(`${root}wrangler.toml`, "utf8")) as { compatibility_date: string; compatibility_flags: string[] };
+    expect(COMPATIBILITY).toEqual({ compatibilityDate: declared.compatibility_date, compatibilityFlags: declared.compatibility_flags });
+    // workerd 1.YYYYMMDD.n supports dates up to YYYY-MM-DD.
+    const [, y, m, d] = /^1\.(\d{4})(\d{2})(\d{2})\./.exec(version(resolvedFrom("miniflare", "workerd")))!;
+    expect(declared.compatibility_date <= `${y}-${m}-${d}`).toBe(true);
+  });
+});
