@@ -5,7 +5,7 @@ import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config
 
 /**
  * The date and flags the workerd tests run under: the app's `wrangler.toml`'s, which its
- * `test/support/runtime-line.test.ts` holds together with this.
+ * `test/support/workerd.test.ts` holds together with this.
  */
 export const COMPATIBILITY = { compatibilityDate: "2026-11-02", compatibilityFlags: ["nodejs_compat"] };
 
