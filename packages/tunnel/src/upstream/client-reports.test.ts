@@ -78,5 +78,7 @@ describe("discardedCategories", () => {
     expect(discardedCategories(undefined)).toEqual(["default"]);
     expect(discardedCategories(envelope("not json\n"))).toEqual(["default"]);
     expect(discardedCategories(envelope('{"type":"__proto__"}\n{}\n'))).toEqual(["default"]);
+    // @sentry/core's envelopeItemTypeToDataCategory would call this category "future_thing".
+    expect(discardedCategories(envelope('{"type":"future_thing"}\n{}\n'))).toEqual(["default"]);
   });
 });
