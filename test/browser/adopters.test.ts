@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -34,11 +34,16 @@ const ADOPTERS = [
   { name: "hono", entry: readmeBlock("A Hono app", "ts"), dependencies: { hono: rootPackage.devDependencies["hono"]! } },
 ];
 
-/** `npm pack` of the package, as it would be published: the one thing the adopters get of this project. */
+/**
+ * `npm pack` of the package, as it would be published: the one thing the adopters get of this
+ * project. The tarball is the one file in a new folder; `--json` is not read, as npm 11 writes an
+ * array there and npm 12 an object keyed by the package's name.
+ */
 async function packTheTunnel(into: string): Promise<string> {
-  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", into], { cwd: `${root}packages/tunnel` });
-  const [packed] = JSON.parse(stdout) as { filename: string }[];
-  return join(into, packed!.filename);
+  await run("npm", ["pack", "--pack-destination", into], { cwd: `${root}packages/tunnel` });
+  const [tarball, ...others] = readdirSync(into).filter((name) => name.endsWith(".tgz"));
+  if (!tarball || others.length > 0) throw new Error(`npm pack left ${[tarball, ...others].join(", ") || "no tarball"} in ${into}`);
+  return join(into, tarball);
 }
 
 /**
