@@ -13,7 +13,7 @@ import { buildEnvelope } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { FakeIngest } from "../support/fake-ingest";
 import { APP_DSN, APP_ROUTE } from "../support/worker";
-import { bundleFixture, root } from "../support/workerd";
+import { bundleFixture, root, wranglerCompatibility } from "../support/workerd";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
 const run = promisify(execFile);
@@ -53,7 +53,7 @@ async function packTheTunnel(into: string): Promise<string> {
  */
 async function adoptersProject(adopter: (typeof ADOPTERS)[number], tarball: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), `adopter-${adopter.name}-`));
-  const compatibilityDate = /^compatibility_date = "([\d-]+)"$/m.exec(readFileSync(`${root}wrangler.toml`, "utf8"))![1];
+  const { compatibilityDate } = wranglerCompatibility();
   writeFileSync(join(dir, "wrangler.toml"), `name = "adopter-${adopter.name}"\nmain = "worker.ts"\ncompatibility_date = "${compatibilityDate}"\n${readmeBlock("## `wrangler.toml`", "toml")}`);
   writeFileSync(join(dir, "worker.ts"), adopter.entry);
   writeFileSync(

@@ -1,11 +1,10 @@
 import { readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 
-import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 
 import { COMPATIBILITY } from "../../packages/tunnel/vitest.config";
-import { root } from "./workerd";
+import { root, wranglerCompatibility } from "./workerd";
 
 /** Where `name`'s package.json is, as the installed package `from` resolves it. */
 const resolvedFrom = (from: string, name: string) => realpathSync(createRequire(realpathSync(`${root}node_modules/${from}/package.json`)).resolve(`${name}/package.json`));
@@ -26,10 +25,11 @@ describe("the runtime the tests run on", () => {
   });
 
   it("declares one compatibility date everywhere, not newer than that workerd's", () => {
-    const declared = parse(readFileSync(`${root}wrangler.toml`, "utf8")) as { compatibility_date: string; compatibility_flags: string[] };
-    expect(COMPATIBILITY).toEqual({ compatibilityDate: declared.compatibility_date, compatibilityFlags: declared.compatibility_flags });
+    // What the Worker tests start workerd with: wrangler.toml's, as wrangler reads it.
+    const declared = wranglerCompatibility();
+    expect(COMPATIBILITY).toEqual(declared);
     // workerd 1.YYYYMMDD.n supports dates up to YYYY-MM-DD.
     const [, y, m, d] = /^1\.(\d{4})(\d{2})(\d{2})\./.exec(version(resolvedFrom("miniflare", "workerd")))!;
-    expect(declared.compatibility_date <= `${y}-${m}-${d}`).toBe(true);
+    expect(declared.compatibilityDate! <= `${y}-${m}-${d}`).toBe(true);
   });
 });
