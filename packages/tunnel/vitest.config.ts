@@ -30,6 +30,11 @@ export const tunnelProjects: TestProjectInlineConfiguration[] = [
           ...COMPATIBILITY,
           queueProducers: { TUNNEL_SPOOL: { queueName: "tunnel-spool" } },
           r2Buckets: ["TUNNEL_SPOOL_BUCKET"],
+          // The README's limiter; a spool budget small enough for a test to reach.
+          ratelimits: {
+            TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 60, period: 10 } },
+            TUNNEL_SPOOL_CLIENT_BUDGET: { namespace_id: "1002", simple: { limit: 3, period: 60 } },
+          },
         },
       }),
     ],

@@ -26,7 +26,7 @@ export function buildEnvelope({ dsn = APP_DSN, eventId, sentAt, items, attachmen
   return { id, body: Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), body]) };
 }
 
-export interface EnvelopeItem {
+interface EnvelopeItem {
   header: { type: string; length?: number; [key: string]: unknown };
   payload: Buffer;
 }
