@@ -29,6 +29,7 @@ describe("readConfig", () => {
       upstreamOrigin: undefined,
       rateLimitPeriodSeconds: 10,
       spoolRetrySeconds: 10,
+      logForwarded: false,
       ownProject: undefined,
       route: "/monitoring",
       routes: ["/monitoring"],

@@ -1,6 +1,6 @@
 import { it } from "vitest";
 
-import { APP_TUNNEL } from "../support/worker";
+import { APP_ROUTE } from "../support/worker";
 import {
   envelopeLoad,
   inRotation,
@@ -32,9 +32,9 @@ it("measures the tunnel's CPU per envelope with each stage taken out in turn", a
   const candidates: { name: string; worker: BenchWorker; path: string }[] = [
     { name: "bare pass-through", worker: await startControlWorker(ingest.origin, "", false), path: "/" },
     { name: "getsentry/examples' shape", worker: await startExamplesShapeWorker(ingest.origin), path: "/" },
-    { name: "ours, the build", worker: await startTunnelWorker(ingest.origin, { router: false }), path: APP_TUNNEL },
+    { name: "ours, the build", worker: await startTunnelWorker(ingest.origin, { router: false }), path: APP_ROUTE },
   ];
-  for (const without of WITHOUT) candidates.push({ name: `ours, stages, without ${without}`, worker: await startAblatedTunnelWorker(ingest.origin, without), path: APP_TUNNEL });
+  for (const without of WITHOUT) candidates.push({ name: `ours, stages, without ${without}`, worker: await startAblatedTunnelWorker(ingest.origin, without), path: APP_ROUTE });
   try {
     const { body, connections } = envelopeLoad(SIZE);
     for (const { worker, path } of candidates) await runLoad({ url: `${worker.origin}${path}`, body, connections, seconds: 1 });

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 
 import { it } from "vitest";
 
-import { APP_TUNNEL } from "../support/worker";
+import { APP_ROUTE } from "../support/worker";
 import { root } from "../support/workerd";
 import {
   envelopeLoad,
@@ -39,7 +39,7 @@ it("compares builds of the Worker against a bare pass-through, round by round", 
   try {
     for (const name of readdirSync(BUILDS).sort()) {
       const worker = await startTunnelWorker(ingest.origin, { router: false, build: `${BUILDS}/${name}/index.js` });
-      candidates.push({ name, worker, path: APP_TUNNEL });
+      candidates.push({ name, worker, path: APP_ROUTE });
     }
     const { body, connections } = envelopeLoad(SIZE);
     for (const { worker, path } of candidates) await runLoad({ url: `${worker.origin}${path}`, body, connections, seconds: 1 });

@@ -33,6 +33,8 @@ export function budgetVerdict(value: number, budget: Budget | undefined): string
  * A loopback ingest that reads every body to its end and answers as Sentry does, or, `down`, as
  * Sentry in an outage does (503); it keeps nothing.
  */
+const SENTRY_ANSWER = '{"id":"0123456789abcdef0123456789abcdef"}';
+
 export async function startDrainingIngest(down = false): Promise<{ origin: string; stop: () => Promise<void> }> {
   const server = createServer((request, response) => {
     request.on("data", () => {});
@@ -42,8 +44,9 @@ export async function startDrainingIngest(down = false): Promise<{ origin: strin
         response.end("down");
         return;
       }
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end('{"id":"0123456789abcdef0123456789abcdef"}');
+      // As Sentry answers an envelope: its event id, with its length (Node would send it chunked).
+      response.writeHead(200, { "content-type": "application/json", "content-length": String(SENTRY_ANSWER.length) });
+      response.end(SENTRY_ANSWER);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -127,6 +130,7 @@ export type BenchWorker = Pick<Workerd, "origin" | "pid" | "dispose">;
  * would slow the loopback ingest it also hosts, and so the figures.
  */
 const DROP_OUTPUT = { output: "drop" } as const;
+const KEEP_OUTPUT = { output: "keep" } as const;
 
 /** The asset router Miniflare puts in front of a Worker with `[assets]`, as `wrangler.toml` deploys the app. */
 const ASSET_ROUTER = { assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } } };
@@ -160,13 +164,17 @@ export interface TunnelWorkerOptions {
   rateLimiter?: "binding" | "in-isolate";
   /** Another build of the Worker than `build/index.js` (`npm run bench:builds`). */
   build?: string;
+  /** Keep what the Worker logs, for {@link logLinesPerEnvelope} to count. Not for timing: the lines pass through here. */
+  record?: boolean;
+  /** Variables besides the bench's own. */
+  variables?: Record<string, string>;
 }
 
 /** The app's build, as `wrangler.toml` deploys it but for the bindings chosen. */
 export async function startTunnelWorker(
   ingestOrigin: string,
-  { spool = false, router = true, rateLimiter, build = `${root}build/index.js` }: TunnelWorkerOptions = {},
-): Promise<BenchWorker> {
+  { spool = false, router = true, rateLimiter, build = `${root}build/index.js`, record = false, variables = {} }: TunnelWorkerOptions = {},
+): Promise<Workerd> {
   const spoolBindings = {
     queueProducers: { TUNNEL_SPOOL: { queueName: "tunnel-spool" } },
     queueConsumers: { "tunnel-spool": { maxBatchSize: 10, maxBatchTimeout: 1 } },
@@ -189,6 +197,7 @@ export async function startTunnelWorker(
             SENTRY_ENVIRONMENT: "bench",
             TUNNEL_UPSTREAM_ORIGIN: ingestOrigin,
             TUNNEL_SPOOL_RETRY_SECONDS: "3600",
+            ...variables,
           },
           ...(spool ? spoolBindings : {}),
           ...(rateLimiter ? limiters[rateLimiter] : {}),
@@ -198,7 +207,7 @@ export async function startTunnelWorker(
         ...(rateLimiter === "in-isolate" ? [{ name: "in-isolate-limiter", modules: true, script: IN_ISOLATE_LIMITER }] : []),
       ],
     },
-    DROP_OUTPUT,
+    record ? KEEP_OUTPUT : DROP_OUTPUT,
   );
 }
 
@@ -215,8 +224,8 @@ export async function startControlWorker(ingestOrigin: string, page: string, rou
   );
 }
 
-/** The getsentry/examples tunnel's shape, without the asset router. */
-export async function startExamplesShapeWorker(ingestOrigin: string): Promise<BenchWorker> {
+/** The getsentry/examples tunnel's shape, without the asset router; `record` keeps what it logs. */
+export async function startExamplesShapeWorker(ingestOrigin: string, record = false): Promise<Workerd> {
   return startWorkerd(
     {
       modules: true,
@@ -224,13 +233,28 @@ export async function startExamplesShapeWorker(ingestOrigin: string): Promise<Be
       ...wranglerCompatibility(),
       bindings: { UPSTREAM_ORIGIN: ingestOrigin, SENTRY_HOST: "o4501.ingest.us.sentry.io", PROJECT_IDS: "4502" },
     },
-    DROP_OUTPUT,
+    record ? KEEP_OUTPUT : DROP_OUTPUT,
   );
 }
 
-/** `@sentry/core`'s `handleTunnelRequest`, bundled into a Worker, without the asset router. */
-export function startCoreTunnelWorker(ingestOrigin: string): Promise<BenchWorker> {
-  return startFixture("test/bench/fixtures/core-tunnel.ts", { bindings: { DSN: APP_DSN, UPSTREAM_ORIGIN: ingestOrigin } }, DROP_OUTPUT);
+/** `@sentry/core`'s `handleTunnelRequest`, bundled into a Worker, without the asset router; `record` keeps what it logs. */
+export function startCoreTunnelWorker(ingestOrigin: string, record = false): Promise<Workerd> {
+  return startFixture("test/bench/fixtures/core-tunnel.ts", { bindings: { DSN: APP_DSN, UPSTREAM_ORIGIN: ingestOrigin } }, record ? KEEP_OUTPUT : DROP_OUTPUT);
+}
+
+/** The lines a Worker started with `record` logs per envelope: each is a Workers Logs event. */
+export async function logLinesPerEnvelope(worker: Workerd, url: string, body: Buffer, envelopes = 100): Promise<number> {
+  worker.logs.length = 0;
+  for (let sent = 0; sent < envelopes; sent += 1) await postTimed(url, body);
+  // Lines reach this process a moment after the answers: counted once they stop coming.
+  const lines = () => worker.logs.filter((line) => line.trim() !== "").length;
+  const deadline = Date.now() + 5_000;
+  let seen = -1;
+  while (lines() !== seen && Date.now() < deadline) {
+    seen = lines();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return lines() / envelopes;
 }
 
 /** The tunnel's stages with one left out (`test/bench/fixtures/ablation.ts`), without the asset router. */

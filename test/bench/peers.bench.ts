@@ -2,7 +2,8 @@ import { writeFileSync } from "node:fs";
 
 import { it } from "vitest";
 
-import { root } from "../support/workerd";
+import { APP_ROUTE } from "../support/worker";
+import { root, type Workerd } from "../support/workerd";
 import {
   envelopeOf,
   inRotation,
@@ -11,6 +12,7 @@ import {
   pairedRatio,
   MiB,
   postTimed,
+  logLinesPerEnvelope,
   residentMegabytes,
   startControlWorker,
   startCoreTunnelWorker,
@@ -22,11 +24,11 @@ import {
   budgetVerdict,
   BUDGETS_ONLY_REPORT,
 } from "./measure";
+import { envelopesIncluded, NO_UNITS, spooledUnits, usdForMonth, usdPerMillion, type Units } from "./price";
 import { ensureWrk, requestsPerSecond } from "./wrk";
 
 const ROUNDS = 5;
 const SECONDS = 2;
-const TUNNEL_QUERY = "?o=4501&p=4502&r=us";
 const SIZES = [
   ["1 KB", 1_024, "event", 16],
   ["10 KB", 10 * 1024, "event", 16],
@@ -55,16 +57,16 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
     { name: "bare pass-through behind the asset router", worker: await startControlWorker(ingest.origin, "", true), path: "/" },
     { name: "getsentry/examples' shape", worker: await startExamplesShapeWorker(ingest.origin), path: "/" },
     { name: "@sentry/core 11.12 handleTunnelRequest", worker: await startCoreTunnelWorker(ingest.origin), path: "/" },
-    { name: "ours, no rate-limit binding", worker: await startTunnelWorker(ingest.origin, { router: false }), path: `/monitoring${TUNNEL_QUERY}` },
+    { name: "ours, no rate-limit binding", worker: await startTunnelWorker(ingest.origin, { router: false }), path: APP_ROUTE },
     {
       name: "ours, with the rate-limit binding",
       worker: await startTunnelWorker(ingest.origin, { router: false, rateLimiter: "binding" }),
-      path: `/monitoring${TUNNEL_QUERY}`,
+      path: APP_ROUTE,
     },
     {
       name: "ours, with a limiter counting in the isolate",
       worker: await startTunnelWorker(ingest.origin, { router: false, rateLimiter: "in-isolate" }),
-      path: `/monitoring${TUNNEL_QUERY}`,
+      path: APP_ROUTE,
     },
   ];
   const huge = envelopeOf(15 * MiB, "attachment");
@@ -147,12 +149,82 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
       `the limiter's CPU per 10 KB envelope: ${limiterPrice.binding.toFixed(3)} ms through Miniflare's binding, ` +
         `${limiterPrice.inIsolate.toFixed(3)} ms counting in the isolate; the difference is the simulation's subrequest`,
     );
+    const priceRows = await pricePerMillion(ingest.origin, {
+      control: cpuOf(control, "10 KB"),
+      examples: cpuOf(examples, "10 KB"),
+      core: cpuOf(candidates[3]!.name, "10 KB"),
+      ours: cpuOf(ours, "10 KB"),
+    });
+    console.log(`What a million 10 KB envelopes cost past the Workers Paid plan's included amounts (prices: docs/performance.md):`);
+    console.table(priceRows);
+    const priceRatio = Number(priceRows.find((row) => row.Candidate.startsWith("ours, the README's record"))!["× examples' shape"]);
+    console.log(`${budgetVerdict(priceRatio, { max: 1.1 })}: ours' price per million with the README's record × the examples' shape's (${priceRatio.toFixed(2)})`);
     writeFileSync(
       `${root}test/bench/last-peers-run.json`,
-      `${JSON.stringify({ measuredAt: new Date().toISOString(), rows, cpuRows, memoryGrowthMB: { ours: oursGrowth, control: controlGrowth }, limiterCpuMs: limiterPrice }, null, 2)}\n`,
+      `${JSON.stringify({ measuredAt: new Date().toISOString(), rows, cpuRows, priceRows, memoryGrowthMB: { ours: oursGrowth, control: controlGrowth }, limiterCpuMs: limiterPrice }, null, 2)}\n`,
     );
   } finally {
     for (const { worker } of candidates) await worker.dispose();
     await ingest.stop();
   }
 }, 720_000);
+
+/**
+ * One Analytics Engine data point per request to the tunnel, whatever its outcome: the rule the
+ * package's "the tunnel: its record, priced" test holds (Miniflare's dataset cannot be counted).
+ */
+const DATA_POINTS_PER_ENVELOPE = 1;
+
+/**
+ * The price of a million 10 KB envelopes past the plan's included amounts, for each tunnel with the
+ * record it keeps: its CPU as measured above; its log lines counted from a run of its own; its data
+ * points; and the invocation log Workers Logs adds per request, which a Worker has as Cloudflare
+ * creates it (observability on) and which the README's `wrangler.toml` turns off for ours.
+ */
+async function pricePerMillion(ingestOrigin: string, cpuMs: { control: number; examples: number; core: number; ours: number }) {
+  const body = envelopeOf(10 * 1024, "event");
+  const linesOf = async (start: () => Promise<Workerd>, path: string) => {
+    const worker = await start();
+    try {
+      return await logLinesPerEnvelope(worker, `${worker.origin}${path}`, body);
+    } finally {
+      await worker.dispose();
+    }
+  };
+  const examples = await linesOf(() => startExamplesShapeWorker(ingestOrigin, true), "/");
+  const core = await linesOf(() => startCoreTunnelWorker(ingestOrigin, true), "/");
+  const ours = await linesOf(() => startTunnelWorker(ingestOrigin, { router: false, record: true }), APP_ROUTE);
+  const oursAll = await linesOf(() => startTunnelWorker(ingestOrigin, { router: false, record: true, variables: { TUNNEL_LOG_FORWARDED: "on" } }), APP_ROUTE);
+  const units = (cpu: number, logLines: number, invocationLogs: number, dataPoints = 0): Units => ({
+    ...NO_UNITS,
+    requests: 1,
+    cpuMs: cpu,
+    logEvents: logLines + invocationLogs,
+    dataPoints,
+  });
+  const oursUnits = units(cpuMs.ours, ours, 0, DATA_POINTS_PER_ENVELOPE);
+  const candidates: [string, Units][] = [
+    ["bare pass-through, invocation logs on", units(cpuMs.control, 0, 1)],
+    ["getsentry/examples' shape, invocation logs on (Cloudflare's default)", units(cpuMs.examples, examples, 1)],
+    ["@sentry/core 11.12 handleTunnelRequest, invocation logs on", units(cpuMs.core, core, 1)],
+    ["ours, the README's record: invocation logs off, TUNNEL_LOG_FORWARDED off", oursUnits],
+    ["ours, TUNNEL_LOG_FORWARDED=on", units(cpuMs.ours, oursAll, 0, DATA_POINTS_PER_ENVELOPE)],
+    ["ours, invocation logs on too", units(cpuMs.ours, ours, 1, DATA_POINTS_PER_ENVELOPE)],
+    // Stored while Sentry is down, delivered on the first retry: the spool's queue operations, its
+    // two lines (spooled, then delivered) and the consumer's data point; the consumer's own CPU is
+    // left out, and its invocations are a tenth of a request each (batches of ten).
+    ["ours, an envelope spooled and delivered later", { ...oursUnits, ...spooledUnits(body.length), logEvents: 2, dataPoints: DATA_POINTS_PER_ENVELOPE + 1, requests: 1.1 }],
+  ];
+  const examplesPrice = usdPerMillion(candidates[1]![1]);
+  return candidates.map(([name, perEnvelope]) => ({
+    Candidate: name,
+    "CPU ms": perEnvelope.cpuMs.toFixed(3),
+    "log events": perEnvelope.logEvents.toFixed(2),
+    "data points": perEnvelope.dataPoints.toFixed(2),
+    "queue ops": perEnvelope.queueOperations.toFixed(0),
+    "USD per million": usdPerMillion(perEnvelope).toFixed(3),
+    "× examples' shape": (usdPerMillion(perEnvelope) / examplesPrice).toFixed(2),
+    "envelopes a month the plan includes": `${(envelopesIncluded(perEnvelope) / 1_000_000).toFixed(1)} M`,
+    "USD for 100 M a month": usdForMonth(perEnvelope, 100_000_000).toFixed(2),
+  }));
+}

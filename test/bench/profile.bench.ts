@@ -1,7 +1,7 @@
 import { it } from "vitest";
 
 import { freePort } from "../support/http";
-import { APP_TUNNEL, APP_DSN } from "../support/worker";
+import { APP_ROUTE, APP_DSN } from "../support/worker";
 import { root, startWorkerd, wranglerCompatibility } from "../support/workerd";
 import { envelopeLoad, startDrainingIngest } from "./measure";
 import { runLoad } from "./wrk";
@@ -54,7 +54,7 @@ it("profiles the tunnel's isolate", async () => {
   );
   try {
     const { origin } = worker;
-    const load = { url: `${origin}${APP_TUNNEL}`, ...envelopeLoad(Number(process.env.BENCH_SIZE ?? 10 * 1024)) };
+    const load = { url: `${origin}${APP_ROUTE}`, ...envelopeLoad(Number(process.env.BENCH_SIZE ?? 10 * 1024)) };
     await runLoad({ ...load, seconds: 1 });
 
     const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { title: string; webSocketDebuggerUrl: string }[];

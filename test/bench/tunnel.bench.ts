@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { it } from "vitest";
 
 import { fetchOnce } from "../support/http";
+import { APP_ROUTE } from "../support/worker";
 import { root } from "../support/workerd";
 import {
   clientJavaScript,
@@ -26,7 +27,6 @@ import { ensureWrk, requestsPerSecond, type Load } from "./wrk";
 
 const ROUNDS = 3;
 const SECONDS = 3;
-const TUNNEL_QUERY = "?o=4501&p=4502&r=us";
 
 interface Figure {
   figure: string;
@@ -71,17 +71,17 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
       (await loadWithCpu(worker, { url: `${worker.origin}${path}`, ...load })).cpuMsPerRequest;
 
     // Warm both isolates (and the JIT) before anything counts.
-    for (const worker of [tunnel, control]) await requestsPerSecond({ url: `${worker.origin}/monitoring${TUNNEL_QUERY}`, body: envelopeOf(10_000, "event"), connections: 8, seconds: 1 }).catch(() => 0);
+    for (const worker of [tunnel, control]) await requestsPerSecond({ url: `${worker.origin}${APP_ROUTE}`, body: envelopeOf(10_000, "event"), connections: 8, seconds: 1 }).catch(() => 0);
 
     const small = { body: envelopeOf(10 * 1024, "event"), connections: 16, seconds: SECONDS };
     figures.push(
-      ratioFigure("Throughput, 10 KB event envelopes", "req/s", await alternate(rate(tunnel, `/monitoring${TUNNEL_QUERY}`, small), rate(control, "/", small)), { min: 0.9 }),
+      ratioFigure("Throughput, 10 KB event envelopes", "req/s", await alternate(rate(tunnel, APP_ROUTE, small), rate(control, "/", small)), { min: 0.9 }),
     );
     figures.push(
       ratioFigure(
         "workerd CPU per 10 KB envelope",
         "ms",
-        await alternate(cpuPerRequest(tunnel, `/monitoring${TUNNEL_QUERY}`, small), cpuPerRequest(control, "/", small)),
+        await alternate(cpuPerRequest(tunnel, APP_ROUTE, small), cpuPerRequest(control, "/", small)),
       ),
     );
     // The spool path: Sentry answers 503, so after three failures every envelope goes straight to the queue.
@@ -92,12 +92,12 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
     const spooling = await startTunnelWorker(down.origin, { spool: true });
     const spooled = { ...small, timeoutSeconds: 10 };
     try {
-      await requestsPerSecond({ url: `${spooling.origin}/monitoring${TUNNEL_QUERY}`, body: small.body, connections: 8, seconds: 1 });
+      await requestsPerSecond({ url: `${spooling.origin}${APP_ROUTE}`, body: small.body, connections: 8, seconds: 1 });
       figures.push(
         ratioFigure(
           "workerd CPU per 10 KB envelope spooled (Sentry answering 503), against the live forward",
           "ms",
-          await alternate(cpuPerRequest(spooling, `/monitoring${TUNNEL_QUERY}`, spooled), cpuPerRequest(tunnel, `/monitoring${TUNNEL_QUERY}`, small)),
+          await alternate(cpuPerRequest(spooling, APP_ROUTE, spooled), cpuPerRequest(tunnel, APP_ROUTE, small)),
         ),
       );
     } finally {
@@ -107,7 +107,7 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
 
     const large = { body: envelopeOf(1 * MiB, "attachment"), connections: 4, seconds: SECONDS };
     figures.push(
-      ratioFigure("Throughput, 1 MB attachment envelopes", "req/s", await alternate(rate(tunnel, `/monitoring${TUNNEL_QUERY}`, large), rate(control, "/", large)), { min: 0.9 }),
+      ratioFigure("Throughput, 1 MB attachment envelopes", "req/s", await alternate(rate(tunnel, APP_ROUTE, large), rate(control, "/", large)), { min: 0.9 }),
     );
 
     const huge = envelopeOf(15 * MiB, "attachment");
@@ -116,7 +116,7 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
         "Latency of one 15 MiB envelope",
         "ms",
         await alternate(
-          () => postTimed(`${tunnel.origin}/monitoring${TUNNEL_QUERY}`, huge),
+          () => postTimed(`${tunnel.origin}${APP_ROUTE}`, huge),
           () => postTimed(`${control.origin}/`, huge),
           9,
         ),
@@ -130,7 +130,7 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
       for (let i = 0; i < 20; i++) await postTimed(`${worker.origin}${path}`, huge);
       return residentMegabytes(worker.pid) - before;
     };
-    const tunnelGrowth = await growth(tunnel, `/monitoring${TUNNEL_QUERY}`);
+    const tunnelGrowth = await growth(tunnel, APP_ROUTE);
     const controlGrowth = await growth(control, "/");
     figures.push({
       figure: "workerd memory growth over 20 × 15 MiB, tunnel minus control",

@@ -151,7 +151,8 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
     deliveries.push({ url: `${pathname}${search}`, body: Buffer.from(await new Response(init?.body).arrayBuffer()), headers: new Headers(init?.headers) });
     return Response.json({ id: "0123456789abcdef0123456789abcdef" });
   }) as typeof fetch;
-  const settings = readTunnelSettings({ SENTRY_DSN: APP_DSN, TUNNEL_ALLOWED_DSNS: `${OTHER_DSN},${LEGACY_DSN}` });
+  // Every envelope's line, those Sentry took included: a test reads which project each was for.
+  const settings = readTunnelSettings({ SENTRY_DSN: APP_DSN, TUNNEL_ALLOWED_DSNS: `${OTHER_DSN},${LEGACY_DSN}`, TUNNEL_LOG_FORWARDED: "on" });
   const tunnel = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: { limit: async () => ({ success: true }) } }, { fetch: sentry, log: (line) => void lines.push(line) });
   // A whole body with its length declared, as SDKs send it; a stream's is given by the test.
   const post = (body: Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}, path = APP_TUNNEL) => {

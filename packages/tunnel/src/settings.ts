@@ -35,6 +35,13 @@ export interface TunnelSettings {
   /** The spool's first retry delay; each further attempt waits twice as long, up to an hour. */
   spoolRetrySeconds: number;
   /**
+   * Whether an envelope Sentry took (2xx) and a partner's preflight get a log line too. Off by
+   * default: each would be a second Workers Logs event per envelope, priced above the request
+   * itself, and its data point already counts it (`docs/operating.md`, "What the record costs").
+   * Every refusal, failure and spool decision has its line either way.
+   */
+  logForwarded: boolean;
+  /**
    * The app's own project: a route's CSP report path sends CSP reports there (without it, those
    * paths are not served), and the spool counts there what it drops of DSNs no longer allowed.
    */
@@ -55,7 +62,8 @@ export type TunnelVariables = Partial<
     | "TUNNEL_SPOOL_RETRY_SECONDS"
     | "TUNNEL_ROUTE"
     | "TUNNEL_RETIRED_ROUTES"
-    | "TUNNEL_SENTRY_PATHS",
+    | "TUNNEL_SENTRY_PATHS"
+    | "TUNNEL_LOG_FORWARDED",
     string
   >
 >;
@@ -102,6 +110,7 @@ export function readTunnelSettings(env: TunnelVariables, { hostPaths = [], relea
     upstreamOrigin: read.optionalOrigin("TUNNEL_UPSTREAM_ORIGIN"),
     rateLimitPeriodSeconds: read.positiveInteger("TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
     spoolRetrySeconds: read.positiveInteger("TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),
+    logForwarded: read.onOrOff("TUNNEL_LOG_FORWARDED", false),
     ownProject: ownDsn && { dsn: ownDsn, environment: read.text("SENTRY_ENVIRONMENT") || "production", release },
     ...tunnelRoutes(read.text("TUNNEL_ROUTE"), read.list("TUNNEL_RETIRED_ROUTES"), ownDsn, sentryPathsFor, hostPaths),
   };

@@ -8,7 +8,8 @@ const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 const APP = "https://app.example.com";
 const PARTNER = "https://partner.example.com";
 const TUNNEL = `${APP}/monitoring?o=1&p=2&r=us`;
-const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30" });
+/** Every request's line, those of envelopes Sentry took included: these tests read them. */
+const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30", TUNNEL_LOG_FORWARDED: "on" });
 
 /** Sentry as a stub `fetch`: it answers as `answer` says (200 by default), and keeps what reached it. */
 function sentryAnswering(answer: () => Response = () => Response.json({ id: "0123456789abcdef0123456789abcdef" })) {
@@ -22,11 +23,19 @@ function sentryAnswering(answer: () => Response = () => Response.json({ id: "012
   return { fetch, arrivals, bodies };
 }
 
+interface TunnelWith {
+  bindings?: Partial<TunnelBindings>;
+  runtime?: TunnelRuntime;
+  sentry?: ReturnType<typeof sentryAnswering>;
+  variables?: TunnelVariables;
+}
+
 /** The tunnel as `createTunnelWorker` builds it, every client allowed unless a limiter is given, Sentry a stub. */
-function tunnelWith({ bindings = {}, runtime = {}, sentry = sentryAnswering() }: { bindings?: Partial<TunnelBindings>; runtime?: TunnelRuntime; sentry?: ReturnType<typeof sentryAnswering> } = {}) {
+function tunnelWith({ bindings = {}, runtime = {}, sentry = sentryAnswering(), variables }: TunnelWith = {}) {
   const log: LogLine[] = [];
   const everyClient = { limit: async () => ({ success: true }) };
-  const worker = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: everyClient, ...bindings }, { log: (line) => log.push(line), fetch: sentry.fetch, ...runtime });
+  const read = variables ? readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, ...variables }) : settings;
+  const worker = createTunnelWorker(read, { TUNNEL_RATE_LIMITER: everyClient, ...bindings }, { log: (line) => log.push(line), fetch: sentry.fetch, ...runtime });
   return { tunnel: worker.fetch, worker, log, sentry };
 }
 
@@ -280,5 +289,38 @@ describe("the tunnel: around the core", () => {
     });
     expect((await tunnel(request)).status).toBe(500);
     expect(log[0]).toMatchObject({ kind: "security_report", reason: "internal_error" });
+  });
+});
+
+describe("the tunnel: its record, priced", () => {
+  /** A data point's outcome, reason and status, as the dataset's blob1, blob2 and double3 hold them. */
+  function recorded() {
+    const points: string[] = [];
+    const analytics = { writeDataPoint: (point?: AnalyticsEngineDataPoint) => void points.push(`${point?.blobs?.[0]} ${point?.blobs?.[1]} ${point?.doubles?.[2]}`) };
+    return { points, analytics };
+  }
+
+  it("by default logs no line for an envelope Sentry took, or a preflight, but a data point for each; and a line for all else", async () => {
+    const { points, analytics } = recorded();
+    let answer = 200;
+    const sentry = sentryAnswering(() => new Response(null, { status: answer }));
+    const { tunnel, log } = tunnelWith({ variables: {}, bindings: { TUNNEL_ANALYTICS: analytics }, sentry });
+    await tunnel(envelopeRequest());
+    await tunnel(envelopeRequest({ origin: PARTNER, "access-control-request-method": "POST" }, TUNNEL, "OPTIONS"));
+    answer = 413;
+    await tunnel(envelopeRequest());
+    await tunnel(envelopeRequest({ origin: "https://evil.example" }));
+    expect(points).toEqual(["forwarded  200", "preflight  204", "forwarded  413", "rejected origin_not_allowed 403"]);
+    expect(log).toMatchObject([
+      { outcome: "forwarded", upstream_status: 413 },
+      { outcome: "rejected", reason: "origin_not_allowed" },
+    ]);
+  });
+
+  it("logs the envelope Sentry took too with TUNNEL_LOG_FORWARDED=on, and refuses any other value at start", async () => {
+    const { tunnel, log } = tunnelWith({ variables: { TUNNEL_LOG_FORWARDED: "on" } });
+    await tunnel(envelopeRequest());
+    expect(log).toMatchObject([{ outcome: "forwarded", upstream_status: 200 }]);
+    expect(() => readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_LOG_FORWARDED: "sometimes" })).toThrow(/TUNNEL_LOG_FORWARDED/);
   });
 });

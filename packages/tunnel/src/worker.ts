@@ -1,6 +1,6 @@
 import { createGate } from "./admit.ts";
 import { breakersFor, type Delivery } from "./deliver.ts";
-import { logToConsole } from "./log-line.ts";
+import { isRoutine, logToConsole, type LogLine } from "./log-line.ts";
 import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.ts";
 import { isTunnelPathSpelling } from "./request/path.ts";
 import type { TunnelBindings, TunnelRuntime, TunnelSettings } from "./settings.ts";
@@ -72,7 +72,12 @@ const EVERY_CLIENT: ClientLimiter = async () => true;
 
 /** The parts of {@link createTunnelWorker}, for it and for measurements of the stages (`npm run bench:ablation`). */
 export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime): TunnelWorkerParts {
-  const { now = Date.now, random = Math.random, fetch, log = logToConsole } = runtime;
+  const { now = Date.now, random = Math.random, fetch, log: write = logToConsole } = runtime;
+  const log = settings.logForwarded
+    ? write
+    : (line: LogLine) => {
+        if (!isRoutine(line)) write(line);
+      };
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
   const limiter = bindings.TUNNEL_RATE_LIMITER as TunnelBindings["TUNNEL_RATE_LIMITER"] | undefined;
   const clientAllowed = limiter ? createClientLimiter(limiter, settings.rateLimitPeriodSeconds, now) : EVERY_CLIENT;
