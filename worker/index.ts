@@ -48,9 +48,11 @@ console.log(
     sentry_sdk_paths_served: config.tunnel.sentryPaths,
     spool: startupEnv.TUNNEL_SPOOL ? "on" : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
     large_bodies: startupEnv.TUNNEL_SPOOL_BUCKET ? "R2" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
-    forwarded_lines: config.tunnel.logForwarded
-      ? "on: every envelope Sentry took is logged too (TUNNEL_LOG_FORWARDED)"
-      : "off: an envelope Sentry took is counted in Analytics Engine, not logged; refusals, failures and the spool are (TUNNEL_LOG_FORWARDED=on logs it)",
+    forwarded_lines: !tunnel.logsForwarded
+      ? "off: an envelope Sentry took is counted in Analytics Engine, not logged; refusals, failures and the spool are (TUNNEL_LOG_FORWARDED=on logs it)"
+      : config.tunnel.logForwarded
+        ? "on: every envelope Sentry took is logged too (TUNNEL_LOG_FORWARDED)"
+        : "on: TUNNEL_ANALYTICS is not bound, so every envelope Sentry took is logged instead of counted",
     self_test: config.selfTest
       ? "on: /sentry-example-page reports to Sentry on request, within the per-client limit (SENTRY_SELF_TEST=off turns it off)"
       : "off: /sentry-example-page answers 404 (SENTRY_SELF_TEST=on turns it on)",

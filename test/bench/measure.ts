@@ -199,6 +199,8 @@ export async function startTunnelWorker(
             TUNNEL_SPOOL_RETRY_SECONDS: "3600",
             ...variables,
           },
+          // As `wrangler.toml` binds it: an envelope's data point is its record (decision 024).
+          analyticsEngineDatasets: { TUNNEL_ANALYTICS: { dataset: "tunnel_envelopes" } },
           ...(spool ? spoolBindings : {}),
           ...(rateLimiter ? limiters[rateLimiter] : {}),
           ...(router ? ASSET_ROUTER : {}),

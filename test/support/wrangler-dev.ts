@@ -37,7 +37,24 @@ interface Where {
  * own. By default wrangler keeps it in the project's `.wrangler/state`, which two servers started
  * at once then share: under load, one of them failed to start with SQLITE_BUSY on its files.
  */
-export async function startWranglerDev(vars: Record<string, string> = {}, { project = root, redeploy }: Where = {}): Promise<DevServer> {
+export async function startWranglerDev(vars: Record<string, string> = {}, where: Where = {}): Promise<DevServer> {
+  // A port that was free when asked can be taken before workerd binds it (under load, by another
+  // process's outgoing connection): wrangler then exits with "Address already in use", and is
+  // started again on other ports, a bounded number of times. A redeploy keeps its port.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(vars, where);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || where.redeploy || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+const PORT_ATTEMPTS = 3;
+
+class PortTaken extends Error {}
+
+async function startOnce(vars: Record<string, string>, { project = root, redeploy }: Where): Promise<DevServer> {
   const port = redeploy?.port ?? (await freePort());
   const stateDir = redeploy?.stateDir ?? mkdtempSync(join(tmpdir(), "wrangler-state-"));
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--persist-to", stateDir];
@@ -73,7 +90,10 @@ export async function startWranglerDev(vars: Record<string, string> = {}, { proj
 
 async function waitUntilServing(origin: string, child: ChildProcess, output: () => string): Promise<void> {
   const serving = async () => {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output()}`);
+    if (child.exitCode !== null) {
+      const message = `wrangler dev exited with ${child.exitCode}:\n${output()}`;
+      throw output().includes("Address already in use") ? new PortTaken(message) : new Error(message);
+    }
     try {
       const response = await fetch(`${origin}/`, { signal: AbortSignal.timeout(2_000) });
       await response.body?.cancel();

@@ -146,8 +146,8 @@ export interface TunnelUnderTest {
 
 /**
  * The tunnel with its variables (the app's DSN by default), Sentry the stub, and its bindings: by
- * default a limiter that lets every client through and a queue that keeps its messages in
- * `stored`; a binding given as `undefined` is left unbound.
+ * default a limiter that lets every client through, a dataset that keeps no data point, and a
+ * queue that keeps its messages in `stored`; a binding given as `undefined` is left unbound.
  */
 export function tunnelUnderTest(variables: TunnelVariables = {}, bindings: { [Name in keyof TunnelBindings]?: TunnelBindings[Name] | undefined } = {}): TunnelUnderTest {
   const sentry = new StubSentry();
@@ -157,6 +157,7 @@ export function tunnelUnderTest(variables: TunnelVariables = {}, bindings: { [Na
   const bound = Object.fromEntries(
     Object.entries({
       TUNNEL_RATE_LIMITER: { limit: async () => ({ success: true }) },
+      TUNNEL_ANALYTICS: { writeDataPoint: () => {} },
       TUNNEL_SPOOL: { send: async (message: SpooledEnvelope) => void stored.push(structuredClone(message)) },
       ...bindings,
     }).filter(([, binding]) => binding !== undefined),

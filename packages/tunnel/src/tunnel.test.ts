@@ -304,7 +304,8 @@ describe("the tunnel: its record, priced", () => {
     const { points, analytics } = recorded();
     let answer = 200;
     const sentry = sentryAnswering(() => new Response(null, { status: answer }));
-    const { tunnel, log } = tunnelWith({ variables: {}, bindings: { TUNNEL_ANALYTICS: analytics }, sentry });
+    const { tunnel, worker, log } = tunnelWith({ variables: {}, bindings: { TUNNEL_ANALYTICS: analytics }, sentry });
+    expect(worker.logsForwarded).toBe(false);
     await tunnel(envelopeRequest());
     await tunnel(envelopeRequest({ origin: PARTNER, "access-control-request-method": "POST" }, TUNNEL, "OPTIONS"));
     answer = 413;
@@ -317,8 +318,15 @@ describe("the tunnel: its record, priced", () => {
     ]);
   });
 
+  it("logs the envelope Sentry took when no Analytics Engine dataset is bound to count it, and says so", async () => {
+    const { tunnel, worker, log } = tunnelWith({ variables: {} });
+    await tunnel(envelopeRequest());
+    expect(log).toMatchObject([{ outcome: "forwarded", upstream_status: 200 }]);
+    expect(worker.logsForwarded).toBe(true);
+  });
+
   it("logs the envelope Sentry took too with TUNNEL_LOG_FORWARDED=on, and refuses any other value at start", async () => {
-    const { tunnel, log } = tunnelWith({ variables: { TUNNEL_LOG_FORWARDED: "on" } });
+    const { tunnel, log } = tunnelWith({ variables: { TUNNEL_LOG_FORWARDED: "on" }, bindings: { TUNNEL_ANALYTICS: recorded().analytics } });
     await tunnel(envelopeRequest());
     expect(log).toMatchObject([{ outcome: "forwarded", upstream_status: 200 }]);
     expect(() => readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_LOG_FORWARDED: "sometimes" })).toThrow(/TUNNEL_LOG_FORWARDED/);

@@ -31,6 +31,11 @@ export interface TunnelWorker {
   reports: ClientReports;
   /** What this isolate stored and delivered; `undefined` when no spool is bound. */
   spoolStats: SpoolStats | undefined;
+  /**
+   * Whether an envelope Sentry took is logged too: `TUNNEL_LOG_FORWARDED=on`, or no
+   * `TUNNEL_ANALYTICS` bound to count it. For the host's start line.
+   */
+  logsForwarded: boolean;
 }
 
 /** Every part of one tunnel and its spool, each built once; {@link createTunnelWorker} puts them to work. */
@@ -39,6 +44,7 @@ export interface TunnelWorkerParts extends TunnelParts {
   reports: ClientReports;
   stats: SpoolStats;
   spoolBound: boolean;
+  logsForwarded: boolean;
   consume: (batch: MessageBatch<unknown>) => Promise<void>;
   settleDeadLetters: (batch: MessageBatch<unknown>) => Promise<void>;
 }
@@ -59,7 +65,16 @@ export function createTunnelWorker(settings: TunnelSettings, bindings: TunnelBin
     clientAllowed: parts.clientAllowed,
     reports: parts.reports,
     spoolStats: parts.spoolBound ? parts.stats : undefined,
+    logsForwarded: parts.logsForwarded,
   };
+}
+
+/**
+ * Whether an envelope Sentry took gets a log line: when `TUNNEL_LOG_FORWARDED=on`, and when no
+ * Analytics Engine dataset is bound, since its data point would then count it nowhere.
+ */
+function forwardedLinesKept(settings: TunnelSettings, bindings: TunnelBindings): boolean {
+  return settings.logForwarded || bindings.TUNNEL_ANALYTICS === undefined;
 }
 
 /** Missing optional bindings become parts that do nothing: no stage asks whether one is there. */
@@ -73,7 +88,8 @@ const EVERY_CLIENT: ClientLimiter = async () => true;
 /** The parts of {@link createTunnelWorker}, for it and for measurements of the stages (`npm run bench:ablation`). */
 export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime): TunnelWorkerParts {
   const { now = Date.now, random = Math.random, fetch, log: write = logToConsole } = runtime;
-  const log = settings.logForwarded
+  const logsForwarded = forwardedLinesKept(settings, bindings);
+  const log = logsForwarded
     ? write
     : (line: LogLine) => {
         if (!isRoutine(line)) write(line);
@@ -111,6 +127,7 @@ export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindi
     reports,
     stats,
     spoolBound: queue !== undefined,
+    logsForwarded,
     // Without a queue there is nothing this Worker could have stored: the queue may try again.
     consume: queue ? createSpoolConsumer(settings, { queue, bucket, allowList, limits, reports, record, now, random, fetch }) : async (batch) => batch.retryAll(),
     settleDeadLetters: createDeadLetterConsumer({ bucket, reports, record, now }),
