@@ -21,6 +21,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import type { LogLine } from "./log-line.ts";
 import { readTunnelSettings } from "./settings.ts";
+import { APP_DSN, APP_TUNNEL, OTHER_DSN } from "./test-harness.ts";
 import { createTunnelWorker } from "./worker.ts";
 
 /**
@@ -31,11 +32,6 @@ import { createTunnelWorker } from "./worker.ts";
  * stub `fetch` that keeps what it was sent; no socket is opened.
  */
 
-const APP_DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
-/** The original route, with the query that names the app's project. */
-const APP_TUNNEL = "/monitoring?o=4501&p=4502&r=us";
-
-const OTHER_DSN = "https://fedcba9876543210fedcba9876543210@o4501.ingest.us.sentry.io/4503";
 const LEGACY_DSN = "https://abcdefabcdefabcdefabcdefabcdefab:legacysecret@sentry.example.com/77";
 const app = dsnFromString(APP_DSN) as DsnComponents;
 
