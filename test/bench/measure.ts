@@ -226,17 +226,19 @@ export async function startControlWorker(ingestOrigin: string, page: string, rou
   );
 }
 
+/** The getsentry/examples tunnel's shape as Miniflare runs it, without the asset router. */
+export function examplesShapeOptions(ingestOrigin: string) {
+  return {
+    modules: true,
+    script: EXAMPLES_SHAPE_WORKER,
+    ...wranglerCompatibility(),
+    bindings: { UPSTREAM_ORIGIN: ingestOrigin, SENTRY_HOST: "o4501.ingest.us.sentry.io", PROJECT_IDS: "4502" },
+  };
+}
+
 /** The getsentry/examples tunnel's shape, without the asset router; `record` keeps what it logs. */
 export async function startExamplesShapeWorker(ingestOrigin: string, record = false): Promise<Workerd> {
-  return startWorkerd(
-    {
-      modules: true,
-      script: EXAMPLES_SHAPE_WORKER,
-      ...wranglerCompatibility(),
-      bindings: { UPSTREAM_ORIGIN: ingestOrigin, SENTRY_HOST: "o4501.ingest.us.sentry.io", PROJECT_IDS: "4502" },
-    },
-    record ? KEEP_OUTPUT : DROP_OUTPUT,
-  );
+  return startWorkerd(examplesShapeOptions(ingestOrigin), record ? KEEP_OUTPUT : DROP_OUTPUT);
 }
 
 /** `@sentry/core`'s `handleTunnelRequest`, bundled into a Worker, without the asset router; `record` keeps what it logs. */
@@ -297,6 +299,36 @@ export async function loadWithCpu(worker: BenchWorker, load: Load): Promise<{ pe
   const before = cpuMilliseconds(worker.pid);
   const { requests, perSecond } = await runLoad(load);
   return { perSecond, cpuMsPerRequest: (cpuMilliseconds(worker.pid) - before) / requests };
+}
+
+/** A Worker under one of the loads of {@link cpuUnderOneLoad}, and the URL it is loaded at. */
+export interface LoadedWorker {
+  name: string;
+  worker: BenchWorker;
+  url: string;
+}
+
+/**
+ * Each Worker's CPU per request, measured with every Worker under load at once, round after round:
+ * one wrk per Worker, all started together, so that whatever else the host runs meanwhile slows
+ * them all alike. Measured one after the other, two copies of one build came out 10 % apart on
+ * this machine (`npm run bench:builds`, 15 rounds); loaded together, within 1 to 3 % (NOTES §18).
+ * Throughput means nothing here (the Workers share the cores); CPU per request is the figure.
+ */
+export async function cpuUnderOneLoad(
+  workers: readonly LoadedWorker[],
+  { body, connections, seconds = 3, rounds }: { body: Buffer; connections: number; seconds?: number; rounds: number },
+): Promise<Map<string, number[]>> {
+  const cpu = new Map<string, number[]>(workers.map(({ name }) => [name, []]));
+  // Each Worker's share of the connections, so that the machine is as loaded as with one Worker.
+  const each = Math.max(2, Math.floor(connections / workers.length));
+  for (let round = 0; round < rounds; round += 1) {
+    const before = workers.map(({ worker }) => cpuMilliseconds(worker.pid));
+    // Generous: a request waits behind the other Workers' too.
+    const loads = await Promise.all(workers.map(({ url }) => runLoad({ url, body, connections: each, seconds, timeoutSeconds: 10 })));
+    workers.forEach(({ name, worker }, index) => cpu.get(name)!.push((cpuMilliseconds(worker.pid) - before[index]!) / loads[index]!.requests));
+  }
+  return cpu;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -25,6 +25,16 @@ export interface Load {
 
 const scripts = mkdtempSync(join(tmpdir(), "bench-wrk-"));
 
+/**
+ * Writes a file for wrk to read, in one step (written aside, then renamed): loads started together
+ * share their files, and a wrk must never read one half written, or it sends a truncated body.
+ */
+function writeWhole(path: string, contents: string | Buffer): void {
+  const aside = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  writeFileSync(aside, contents);
+  renameSync(aside, path);
+}
+
 export interface LoadResult {
   perSecond: number;
   requests: number;
@@ -39,9 +49,9 @@ export async function runLoad(load: Load): Promise<LoadResult> {
   const args = ["-t", "1", "-c", String(load.connections), "-d", `${load.seconds}s`, "--timeout", `${load.timeoutSeconds ?? 2}s`, "--latency"];
   if (load.body) {
     const bodyFile = join(scripts, `body-${load.body.length}`);
-    writeFileSync(bodyFile, load.body);
+    writeWhole(bodyFile, load.body);
     const script = join(scripts, `post-${load.body.length}.lua`);
-    writeFileSync(
+    writeWhole(
       script,
       [
         'wrk.method = "POST"',
@@ -59,7 +69,8 @@ export async function runLoad(load: Load): Promise<LoadResult> {
     let text = "";
     child.stdout.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
     child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}:\n${text}`))));
+    // "close", not "exit": only then has all of its output been read.
+    child.on("close", (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}:\n${text}`))));
   });
   const rate = /Requests\/sec:\s+([\d.]+)/.exec(output);
   if (!rate) throw new Error(`wrk printed no rate:\n${output}`);

@@ -330,20 +330,31 @@ describe("Sentry failing", () => {
     expect(await reasonOf(response)).toBe("upstream_timeout");
   });
 
-  it("answers 504 when Sentry's answer stalls mid-body", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "500" }, { TUNNEL_SPOOL: undefined });
-    tunnel.sentry.answer = () =>
-      new Response(
-        new ReadableStream<Uint8Array>({
-          start: (controller) => controller.enqueue(text('{"id":')),
-          pull: () => new Promise<void>(() => {}),
-        }),
-        { headers: { "content-type": "application/json", "content-length": "100" } },
-      );
-    const response = await tunnel.post(envelope().body);
-    expect(response.status).toBe(504);
-    expect(await reasonOf(response)).toBe("upstream_timeout");
-  });
+  it.each([
+    ["took it", 200, "forwarded"],
+    ["failed", 503, "spooled"],
+  ] as const)(
+    "answers by the deadline when Sentry's answer stalls mid-body, and its status decides: Sentry %s",
+    async (_name, status, outcome) => {
+      const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "500", TUNNEL_LOG_FORWARDED: "on" });
+      tunnel.sentry.answer = () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start: (controller) => controller.enqueue(text('{"id":')),
+            pull: () => new Promise<void>(() => {}),
+          }),
+          { status, headers: { "content-type": "application/json", "content-length": "100" } },
+        );
+      const started = Date.now();
+      const response = await tunnel.post(envelope().body);
+      await response.arrayBuffer();
+      expect(Date.now() - started).toBeLessThan(500 + 2_000);
+      expect(tunnel.lines).toMatchObject([{ outcome, upstream_status: status }]);
+      // A copy of an envelope Sentry took would be sent again: a duplicate in Sentry.
+      expect(tunnel.stored).toHaveLength(outcome === "spooled" ? 1 : 0);
+      if (outcome === "forwarded") expect(response.status).toBe(200);
+    },
+  );
 });
 
 describe("one deadline, every phase", () => {

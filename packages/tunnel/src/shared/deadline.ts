@@ -89,7 +89,7 @@ export class Deadline {
 const MAX_UPSTREAM_SHARE_MS = 10_000;
 
 /** Where an exchange was when it ended early. */
-export type Phase = "receiving" | "forwarding" | "answering";
+export type Phase = "receiving" | "forwarding";
 
 /** How far the client's body had got when the exchange ended. */
 interface BodyProgress {
@@ -115,7 +115,5 @@ export function earlyEnd(phase: Phase, deadline: Deadline, body: BodyProgress = 
       if (passed) return body.complete ? "upstream_timeout" : "body_timeout";
       if (deadline.state === "cut") return body.tooLarge ? "envelope_too_large" : "body_incomplete";
       return "upstream_unreachable";
-    case "answering":
-      return passed ? "upstream_timeout" : "upstream_unreachable";
   }
 }

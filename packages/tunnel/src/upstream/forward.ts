@@ -53,7 +53,10 @@ const upstreamFetch: typeof fetch = globalThis.fetch.bind(globalThis);
 
 export type ForwardFailure = "upstream_redirect" | EarlyEnd;
 
-/** Sentry's answer, read whole up to {@link MAX_ANSWER_BYTES}; a stalled one is cut off at the deadline. */
+/**
+ * Sentry's answer: its status and headers, and its body read whole up to {@link MAX_ANSWER_BYTES};
+ * a body that stalls is given up at the deadline, and the status stands.
+ */
 export interface UpstreamAnswer {
   status: number;
   headers: Headers;
@@ -103,8 +106,11 @@ export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardR
   try {
     answer = await deadline.race(readCapped(response));
   } catch {
+    // Sentry's status has come, and with it the envelope's fate: a 2xx took it. Only the body of the
+    // answer, which no SDK reads, is lost; taking its stall for a failure would store a copy of an
+    // envelope Sentry already has, and send it again.
     response.body?.cancel().catch(() => {});
-    return { ok: false, reason: earlyEnd("answering", deadline), bytes: body.bytes() };
+    answer = null;
   }
   return { ok: true, answer: { status: response.status, headers: response.headers, body: answer }, bytes: body.bytes() };
 }
