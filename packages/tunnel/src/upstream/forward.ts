@@ -60,7 +60,7 @@ export type ForwardFailure = "upstream_redirect" | EarlyEnd;
 export interface UpstreamAnswer {
   status: number;
   headers: Headers;
-  /** `null` when the answer had no body, or one too large to be Sentry's. */
+  /** `null` when the answer had no body, one too large to be Sentry's, or one that did not come whole by the deadline. */
   body: Uint8Array<ArrayBuffer> | null;
 }
 
