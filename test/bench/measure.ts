@@ -29,12 +29,12 @@ export function budgetVerdict(value: number, budget: Budget | undefined): string
   return `${met ? "met" : "MISSED"} (${budget.min !== undefined ? `≥ ${budget.min}` : `≤ ${budget.max}`})`;
 }
 
+const SENTRY_ANSWER = '{"id":"0123456789abcdef0123456789abcdef"}';
+
 /**
  * A loopback ingest that reads every body to its end and answers as Sentry does, or, `down`, as
  * Sentry in an outage does (503); it keeps nothing.
  */
-const SENTRY_ANSWER = '{"id":"0123456789abcdef0123456789abcdef"}';
-
 export async function startDrainingIngest(down = false): Promise<{ origin: string; stop: () => Promise<void> }> {
   const server = createServer((request, response) => {
     request.on("data", () => {});
