@@ -59,8 +59,9 @@ export function tunnelAnswer(code: TunnelAnswerCode, extraHeaders?: Record<strin
   return { response: new Response(JSON.stringify(body), { status, headers }), code, outcome };
 }
 
-/** Sentry's answer, passed on with only the headers the client may see. */
+/** Sentry's answer, passed on with only the headers the client may see, and the body of a refusal. */
 export function sentryAnswer(answer: UpstreamAnswer): Answer {
-  const response = new Response(answer.body, { status: answer.status, headers: returnedResponseHeaders(answer.headers) });
+  const headers = returnedResponseHeaders(answer.headers, answer.body !== null);
+  const response = new Response(answer.body, { status: answer.status, headers });
   return { response, code: null, outcome: "forwarded" };
 }

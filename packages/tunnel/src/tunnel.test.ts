@@ -141,17 +141,18 @@ describe("the tunnel: CORS", () => {
 
 describe("the tunnel: Sentry's answer", () => {
   it("serves an HTML answer as inert text", async () => {
-    const sentry = sentryAnswering(() => new Response("<script>alert(document.cookie)</script>", { headers: { "content-type": "text/html" } }));
+    const sentry = sentryAnswering(() => new Response("<script>alert(document.cookie)</script>", { status: 403, headers: { "content-type": "text/html" } }));
     const response = await tunnelWith({ sentry }).tunnel(envelopeRequest());
-    expect(response.status).toBe(200);
+    expect(response.status).toBe(403);
     expect(response.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(await response.text()).toBe("<script>alert(document.cookie)</script>");
   });
 
   it("drops an answer body over 64 KiB and keeps its status", async () => {
-    const sentry = sentryAnswering(() => new Response(`"${"x".repeat(70 * 1024)}"`, { headers: { "content-type": "application/json" } }));
+    const sentry = sentryAnswering(() => new Response(`"${"x".repeat(70 * 1024)}"`, { status: 400, headers: { "content-type": "application/json" } }));
     const response = await tunnelWith({ sentry }).tunnel(envelopeRequest());
-    expect(response.status).toBe(200);
+    expect(response.status).toBe(400);
     expect(await response.text()).toBe("");
   });
 });

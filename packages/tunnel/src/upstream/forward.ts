@@ -54,13 +54,14 @@ const upstreamFetch: typeof fetch = globalThis.fetch.bind(globalThis);
 export type ForwardFailure = "upstream_redirect" | EarlyEnd;
 
 /**
- * Sentry's answer: its status and headers, and its body read whole up to {@link MAX_ANSWER_BYTES};
- * a body that stalls is given up at the deadline, and the status stands.
+ * Sentry's answer: its status and headers, and the body of a refusal read whole up to
+ * {@link MAX_ANSWER_BYTES}; a body that stalls is given up at the deadline, and the status stands.
+ * A 2xx's body is not read (decision 026).
  */
 export interface UpstreamAnswer {
   status: number;
   headers: Headers;
-  /** `null` when the answer had no body, one too large to be Sentry's, or one that did not come whole by the deadline. */
+  /** `null` for a 2xx, and when the answer had no body, one too large to be Sentry's, or one that did not come whole by the deadline. */
   body: Uint8Array<ArrayBuffer> | null;
 }
 
@@ -102,15 +103,20 @@ export async function forwardEnvelope(forward: ForwardRequest): Promise<ForwardR
     await response.body?.cancel();
     return { ok: false, reason: "upstream_redirect", bytes: body.bytes() };
   }
-  let answer: Uint8Array<ArrayBuffer> | null;
-  try {
-    answer = await deadline.race(readCapped(response));
-  } catch {
-    // Sentry's status has come, and with it the envelope's fate: a 2xx took it. Only the body of the
-    // answer, which no SDK reads, is lost; taking its stall for a failure would store a copy of an
-    // envelope Sentry already has, and send it again.
+  let answer: Uint8Array<ArrayBuffer> | null = null;
+  if (response.ok) {
+    // Sentry took it. The body only echoes the event id the SDK made, and no SDK reads it: waiting
+    // for it would wake the isolate a second time for every envelope (decision 026).
     response.body?.cancel().catch(() => {});
-    answer = null;
+  } else {
+    try {
+      // A refusal's body says why (an invalid envelope, a disabled project): a developer reads it.
+      answer = await deadline.race(readCapped(response));
+    } catch {
+      // The status has come, and with it the envelope's fate: only this body is lost. Taking its
+      // stall for Sentry's silence would count a failure against an ingest that answered.
+      response.body?.cancel().catch(() => {});
+    }
   }
   return { ok: true, answer: { status: response.status, headers: response.headers, body: answer }, bytes: body.bytes() };
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
 import { Deadline } from "../shared/deadline.ts";
 import type { BodyChunk } from "../shared/body.ts";
@@ -100,10 +100,11 @@ async function forward({ rest, contentLength, maxBytes = 1_000_000, deadlineMs =
       deadline,
       fetch: sentry.fetch,
     });
+    const deadlineThen = deadline.state;
     const answered = result.ok ? { status: result.answer.status, body: result.answer.body && new TextDecoder().decode(result.answer.body) } : undefined;
         // What Sentry's side saw, once its reading of the body has settled one way or the other.
     await sentry.bodySettled().catch(() => {});
-    return { ok: result.ok, reason: result.ok ? null : result.reason, answered, bytes: result.bytes, sentry: sentry.saw };
+    return { ok: result.ok, reason: result.ok ? null : result.reason, answered, bytes: result.bytes, sentry: sentry.saw, deadlineThen };
   } finally {
     deadline.end();
   }
@@ -121,17 +122,18 @@ const CASES = {
   clientGoesAwayUnknownLength: () => forward({ rest: clientBody(REST, "error"), contentLength: undefined }),
   clientStalls: () => forward({ rest: clientBody(REST, "stall"), contentLength: WHOLE_LENGTH + 100, deadlineMs: 200 }),
   sentryTooSlow: () => forward({ rest: clientBody(REST), contentLength: WHOLE_LENGTH, deadlineMs: 200, answer: () => new Promise<Response>(() => {}) }),
-  answerStalls: () =>
+  refused: () => forward({ rest: undefined, contentLength: HEAD.length, answer: () => Response.json({ detail: "invalid envelope" }, { status: 400 }) }),
+  refusalStalls: () =>
     forward({
       rest: clientBody(REST),
       contentLength: WHOLE_LENGTH,
       deadlineMs: 200,
-      answer: () => new Response(new ReadableStream({ pull: () => new Promise<void>(() => {}) }), { status: 200 }),
+      answer: () => new Response(new ReadableStream({ pull: () => new Promise<void>(() => {}) }), { status: 400 }),
     }),
-  answerTooLargeDeclared: () =>
-    forward({ rest: undefined, contentLength: HEAD.length, answer: () => new Response("x".repeat(70 * 1024), { status: 200, headers: { "content-length": String(70 * 1024) } }) }),
-  answerTooLargeStreamed: () =>
-    forward({ rest: undefined, contentLength: HEAD.length, answer: () => new Response(clientBody(["x".repeat(40 * 1024), "x".repeat(40 * 1024)]), { status: 200 }) }),
+  refusalTooLargeDeclared: () =>
+    forward({ rest: undefined, contentLength: HEAD.length, answer: () => new Response("x".repeat(70 * 1024), { status: 400, headers: { "content-length": String(70 * 1024) } }) }),
+  refusalTooLargeStreamed: () =>
+    forward({ rest: undefined, contentLength: HEAD.length, answer: () => new Response(clientBody(["x".repeat(40 * 1024), "x".repeat(40 * 1024)]), { status: 400 }) }),
   redirect: () => forward({ rest: undefined, contentLength: HEAD.length, answer: () => new Response(null, { status: 302, headers: { location: "https://elsewhere.example/" } }) }),
   unreachable: () =>
     forward({
@@ -182,16 +184,34 @@ describe("forwardEnvelope, in workerd, with Sentry a stub fetch", () => {
     expect(forwarded.sentry.events).toContain("body ended");
   });
 
-  it("keeps Sentry's status when the body of its answer stalls, and gives the body up at the deadline", async () => {
+  it("takes Sentry's 2xx without reading its body, and cancels the body so that nothing waits on it", async () => {
+    let cancelled = false;
+    const forwarded = await forward({
+      rest: clientBody(REST),
+      contentLength: WHOLE_LENGTH,
+      deadlineMs: 60_000,
+      // A body that never comes: a forward that waited for it would return only at the deadline.
+      answer: () => new Response(new ReadableStream({ pull: () => new Promise<void>(() => {}), cancel: () => void (cancelled = true) }), { status: 200 }),
+    });
+    expect(forwarded).toMatchObject({ ok: true, reason: null, answered: { status: 200, body: null }, bytes: WHOLE.length, deadlineThen: "running" });
+    expect(forwarded.sentry.events).toEqual(["body ended"]);
+    await vi.waitFor(() => expect(cancelled).toBe(true), { timeout: 5_000 });
+  });
+
+  it("passes on the body of a refusal, which says why", async () => {
+    expect(await run("refused")).toMatchObject({ ok: true, answered: { status: 400, body: '{"detail":"invalid envelope"}' } });
+  });
+
+  it("keeps Sentry's status when the body of a refusal stalls, and gives the body up at the deadline", async () => {
     const started = Date.now();
-    const forwarded = await run("answerStalls");
-    expect(forwarded).toMatchObject({ ok: true, answered: { status: 200, body: null } });
+    const forwarded = await run("refusalStalls");
+    expect(forwarded).toMatchObject({ ok: true, answered: { status: 400, body: null } });
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
   });
 
-  it.each(["answerTooLargeDeclared", "answerTooLargeStreamed"] as const)("keeps the status of an answer over 64 KiB and drops its body: %s", async (name) => {
+  it.each(["refusalTooLargeDeclared", "refusalTooLargeStreamed"] as const)("keeps the status of a refusal over 64 KiB and drops its body: %s", async (name) => {
     const forwarded = await run(name);
-    expect(forwarded).toMatchObject({ ok: true, answered: { status: 200, body: null } });
+    expect(forwarded).toMatchObject({ ok: true, answered: { status: 400, body: null } });
   });
 
   it("follows no redirect, and says when Sentry could not be reached", async () => {

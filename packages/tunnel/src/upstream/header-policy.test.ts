@@ -55,7 +55,7 @@ describe("returnedResponseHeaders", () => {
       "content-security-policy": "default-src *",
       server: "nginx",
     });
-    expect(returnedResponseHeaders(upstream)).toEqual({
+    expect(returnedResponseHeaders(upstream, true)).toEqual({
       "content-type": "application/json",
       "retry-after": "60",
       "x-sentry-rate-limits": "60:error;transaction:organization",
@@ -74,6 +74,15 @@ describe("returnedResponseHeaders", () => {
     ["application/xhtml+xml", "text/plain; charset=utf-8"],
     ["TEXT/HTML", "text/plain; charset=utf-8"],
   ])("serves an answer of type %s as %s", (type, served) => {
-    expect(returnedResponseHeaders(new Headers({ "content-type": type }))["content-type"]).toBe(served);
+    expect(returnedResponseHeaders(new Headers({ "content-type": type }), true)["content-type"]).toBe(served);
+  });
+
+  it("names no type for an answer served without its body", () => {
+    const upstream = new Headers({ "content-type": "application/json", "x-sentry-rate-limits": "60::organization" });
+    expect(returnedResponseHeaders(upstream, false)).toEqual({
+      "x-sentry-rate-limits": "60::organization",
+      "x-content-type-options": "nosniff",
+      "cache-control": "no-store",
+    });
   });
 });

@@ -52,12 +52,12 @@ export function upstreamRequestHeaders(
 
 /**
  * The headers of Sentry's answer as the tunnel serves it from our origin: only what the SDK reads,
- * and a type no browser renders or runs, so that an answer which is not Sentry's own (an HTML
- * error page from a proxy in between, say) stays inert text.
+ * and, when the body is served with them, a type no browser renders or runs, so that an answer
+ * which is not Sentry's own (an HTML error page from a proxy in between, say) stays inert text.
  */
-export function returnedResponseHeaders(upstream: Headers): Record<string, string> {
+export function returnedResponseHeaders(upstream: Headers, servesBody: boolean): Record<string, string> {
   const headers: Record<string, string> = { ...TUNNEL_RESPONSE_HEADERS };
-  const type = upstream.get("content-type");
+  const type = servesBody ? upstream.get("content-type") : null;
   if (type !== null) {
     const mediaType = type.split(";", 1)[0]!.trim().toLowerCase();
     headers["content-type"] = INERT_MEDIA_TYPES.has(mediaType) ? type : "text/plain; charset=utf-8";
