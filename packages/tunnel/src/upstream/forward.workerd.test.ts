@@ -102,7 +102,7 @@ async function forward({ rest, contentLength, maxBytes = 1_000_000, deadlineMs =
     });
     const deadlineThen = deadline.state;
     const answered = result.ok ? { status: result.answer.status, body: result.answer.body && new TextDecoder().decode(result.answer.body) } : undefined;
-        // What Sentry's side saw, once its reading of the body has settled one way or the other.
+    // What Sentry's side saw, once its reading of the body has settled one way or the other.
     await sentry.bodySettled().catch(() => {});
     return { ok: result.ok, reason: result.ok ? null : result.reason, answered, bytes: result.bytes, sentry: sentry.saw, deadlineThen };
   } finally {
