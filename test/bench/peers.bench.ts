@@ -94,13 +94,13 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
       }
     }
 
-    // CPU per 10 KB envelope again, every peer loaded at once: the figure the budget is read from,
-    // since loads taken in turn catch whatever else the host runs in some turns and not others.
-    const tenKilobytes = envelopeOf(10 * 1024, "event");
+    // The 10 KB load again, every peer at once: the figure the CPU budgets are read from, since
+    // loads taken in turn catch whatever else the host runs in some turns and not others.
+    const [, tenKilobytes, tenKilobytesType, tenKilobytesConnections] = SIZES.find(([label]) => label === "10 KB")!;
     const peers = [candidates[0]!, candidates[2]!, candidates[3]!, candidates[4]!];
     const shared = await cpuUnderOneLoad(
       peers.map(({ name, worker, path }) => ({ name, worker, url: `${worker.origin}${path}` })),
-      { body: tenKilobytes, connections: 16, rounds: ROUNDS },
+      { body: envelopeOf(tenKilobytes, tenKilobytesType), connections: tenKilobytesConnections, rounds: ROUNDS },
     );
 
     // Memory after 20 × 15 MiB, for ours and the control.
