@@ -1,6 +1,7 @@
 import { it } from "vitest";
 
 import { APP_ROUTE } from "../support/worker";
+import { CORES_USED } from "./cores";
 import {
   envelopeLoad,
   inRotation,
@@ -47,6 +48,7 @@ it("measures the tunnel's CPU per envelope with each stage taken out in turn", a
     }
     const of = (name: string) => median(cpu.get(name)!);
     const full = of("ours, stages, without nothing");
+    console.log(CORES_USED);
     console.table(
       candidates.map(({ name }) => ({
         Candidate: name,

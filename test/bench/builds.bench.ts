@@ -4,6 +4,7 @@ import { it } from "vitest";
 
 import { APP_ROUTE } from "../support/worker";
 import { root } from "../support/workerd";
+import { CORES_USED } from "./cores";
 import {
   cpuUnderOneLoad,
   envelopeLoad,
@@ -34,7 +35,8 @@ const EXAMPLES = "getsentry/examples' shape (a reference)";
  *
  * Two measures: throughput, each Worker loaded in turn; and CPU per envelope with every Worker
  * loaded at once, the getsentry/examples shape among them as the budget's reference. The second
- * is the one that resolves a change of a few per cent on this shared machine (NOTES §18).
+ * is the one that resolves a change of a few per cent on this shared machine (NOTES §18). Both
+ * with the Workers on a core of their own (`cores.ts`).
  */
 it("compares builds of the Worker against a bare pass-through, round by round", async () => {
   if (!existsSync(BUILDS)) throw new Error(`no builds to compare: put each in ${BUILDS}/<name>/index.js`);
@@ -64,6 +66,7 @@ it("compares builds of the Worker against a bare pass-through, round by round", 
 
     const paired = (name: string, against: string) => pairedRatio(rates.get(name)!, rates.get(against)!);
     const first = candidates[1]?.name;
+    console.log(CORES_USED);
     console.log("Each Worker loaded in turn:");
     console.table(
       candidates.map(({ name }) => ({

@@ -6,6 +6,7 @@ import { gzipSync } from "node:zlib";
 import { fetchOnce } from "../support/http";
 import { APP_DSN } from "../support/worker";
 import { root, startFixture, startWorkerd, wranglerCompatibility, type Workerd } from "../support/workerd";
+import { onTheWorkersCore } from "./cores";
 import { runLoad, type Load } from "./wrk";
 
 export const MiB = 1024 * 1024;
@@ -184,45 +185,49 @@ export async function startTunnelWorker(
     binding: { ratelimits: { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000_000_000, period: 10 as const } } } },
     "in-isolate": { wrappedBindings: { TUNNEL_RATE_LIMITER: { scriptName: "in-isolate-limiter" } } },
   };
-  return startWorkerd(
-    {
-      workers: [
-        {
-          name: "tunnel",
-          rootPath: root,
-          modules: [{ type: "ESModule", path: build }],
-          ...wranglerCompatibility(),
-          bindings: {
-            SENTRY_DSN: APP_DSN,
-            SENTRY_ENVIRONMENT: "bench",
-            TUNNEL_UPSTREAM_ORIGIN: ingestOrigin,
-            TUNNEL_SPOOL_RETRY_SECONDS: "3600",
-            ...variables,
+  return onTheWorkersCore(
+    startWorkerd(
+      {
+        workers: [
+          {
+            name: "tunnel",
+            rootPath: root,
+            modules: [{ type: "ESModule", path: build }],
+            ...wranglerCompatibility(),
+            bindings: {
+              SENTRY_DSN: APP_DSN,
+              SENTRY_ENVIRONMENT: "bench",
+              TUNNEL_UPSTREAM_ORIGIN: ingestOrigin,
+              TUNNEL_SPOOL_RETRY_SECONDS: "3600",
+              ...variables,
+            },
+            // As `wrangler.toml` binds it: an envelope's data point is its record (decision 024).
+            analyticsEngineDatasets: { TUNNEL_ANALYTICS: { dataset: "tunnel_envelopes" } },
+            ...(spool ? spoolBindings : {}),
+            ...(rateLimiter ? limiters[rateLimiter] : {}),
+            ...(router ? ASSET_ROUTER : {}),
           },
-          // As `wrangler.toml` binds it: an envelope's data point is its record (decision 024).
-          analyticsEngineDatasets: { TUNNEL_ANALYTICS: { dataset: "tunnel_envelopes" } },
-          ...(spool ? spoolBindings : {}),
-          ...(rateLimiter ? limiters[rateLimiter] : {}),
-          ...(router ? ASSET_ROUTER : {}),
-        },
-        // Miniflare refuses a compatibility date on a wrapped binding's Worker: it runs under the tunnel's.
-        ...(rateLimiter === "in-isolate" ? [{ name: "in-isolate-limiter", modules: true, script: IN_ISOLATE_LIMITER }] : []),
-      ],
-    },
-    record ? KEEP_OUTPUT : DROP_OUTPUT,
+          // Miniflare refuses a compatibility date on a wrapped binding's Worker: it runs under the tunnel's.
+          ...(rateLimiter === "in-isolate" ? [{ name: "in-isolate-limiter", modules: true, script: IN_ISOLATE_LIMITER }] : []),
+        ],
+      },
+      record ? KEEP_OUTPUT : DROP_OUTPUT,
+    ),
   );
 }
 
 export async function startControlWorker(ingestOrigin: string, page: string, router = true): Promise<BenchWorker> {
-  return startWorkerd(
-    {
-      modules: true,
-      script: CONTROL_WORKER,
-      ...wranglerCompatibility(),
-      ...(router ? ASSET_ROUTER : {}),
-      bindings: { UPSTREAM: `${ingestOrigin}/api/4502/envelope/`, PAGE: page },
-    },
-    DROP_OUTPUT,
+  return onTheWorkersCore(
+    startWorkerd(
+      {
+        modules: true,
+        script: CONTROL_WORKER,
+        ...wranglerCompatibility(),
+        ...(router ? ASSET_ROUTER : {}),
+        bindings: { UPSTREAM: `${ingestOrigin}/api/4502/envelope/`, PAGE: page },
+      },
+      DROP_OUTPUT,
+    ),
   );
 }
 
@@ -238,12 +243,12 @@ export function examplesShapeOptions(ingestOrigin: string) {
 
 /** The getsentry/examples tunnel's shape, without the asset router; `record` keeps what it logs. */
 export async function startExamplesShapeWorker(ingestOrigin: string, record = false): Promise<Workerd> {
-  return startWorkerd(examplesShapeOptions(ingestOrigin), record ? KEEP_OUTPUT : DROP_OUTPUT);
+  return onTheWorkersCore(startWorkerd(examplesShapeOptions(ingestOrigin), record ? KEEP_OUTPUT : DROP_OUTPUT));
 }
 
 /** `@sentry/core`'s `handleTunnelRequest`, bundled into a Worker, without the asset router; `record` keeps what it logs. */
 export function startCoreTunnelWorker(ingestOrigin: string, record = false): Promise<Workerd> {
-  return startFixture("test/bench/fixtures/core-tunnel.ts", { bindings: { DSN: APP_DSN, UPSTREAM_ORIGIN: ingestOrigin } }, record ? KEEP_OUTPUT : DROP_OUTPUT);
+  return onTheWorkersCore(startFixture("test/bench/fixtures/core-tunnel.ts", { bindings: { DSN: APP_DSN, UPSTREAM_ORIGIN: ingestOrigin } }, record ? KEEP_OUTPUT : DROP_OUTPUT));
 }
 
 /** The lines a Worker started with `record` logs per envelope: each is a Workers Logs event. */
@@ -263,7 +268,7 @@ export async function logLinesPerEnvelope(worker: Workerd, url: string, body: Bu
 
 /** The tunnel's stages with one left out (`test/bench/fixtures/ablation.ts`), without the asset router. */
 export function startAblatedTunnelWorker(ingestOrigin: string, without: string): Promise<BenchWorker> {
-  return startFixture("test/bench/fixtures/ablation.ts", { bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingestOrigin, WITHOUT: without } }, DROP_OUTPUT);
+  return onTheWorkersCore(startFixture("test/bench/fixtures/ablation.ts", { bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingestOrigin, WITHOUT: without } }, DROP_OUTPUT));
 }
 
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -313,7 +318,7 @@ export interface LoadedWorker {
  * one wrk per Worker, all started together, so that whatever else the host runs meanwhile slows
  * them all alike. Measured one after the other, two copies of one build came out 10 % apart on
  * this machine (`npm run bench:builds`, 15 rounds); loaded together, within 1 to 3 % (NOTES §18).
- * Throughput means nothing here (the Workers share the cores); CPU per request is the figure.
+ * Throughput means nothing here (the Workers share their core); CPU per request is the figure.
  */
 export async function cpuUnderOneLoad(
   workers: readonly LoadedWorker[],

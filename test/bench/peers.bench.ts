@@ -4,6 +4,7 @@ import { it } from "vitest";
 
 import { APP_ROUTE } from "../support/worker";
 import { root, type Workerd } from "../support/workerd";
+import { CORES_USED } from "./cores";
 import {
   cpuUnderOneLoad,
   envelopeOf,
@@ -119,6 +120,7 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
       ...Object.fromEntries(SIZES.map(([label]) => [`${label} req/s ratio`, ratio(name, label).toFixed(2)])),
       "15 MiB latency ratio": pairedRatio(latency.get(name)!, latency.get(control)!).toFixed(2),
     }));
+    console.log(CORES_USED);
     console.log("Throughput and latency, as ratios to the bare pass-through in the same round:");
     console.table(rows);
 
@@ -183,7 +185,7 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
     console.log(`${budgetVerdict(priceRatio, { max: 1.1 })}: ours' price per million with the README's record × the examples' shape's (${priceRatio.toFixed(2)})`);
     writeFileSync(
       `${root}test/bench/last-peers-run.json`,
-      `${JSON.stringify({ measuredAt: new Date().toISOString(), rows, cpuRows, cpuAllAtOnce: Object.fromEntries(shared), priceRows, memoryGrowthMB: { ours: oursGrowth, control: controlGrowth }, limiterCpuMs: limiterPrice }, null, 2)}\n`,
+      `${JSON.stringify({ measuredAt: new Date().toISOString(), cores: CORES_USED, rows, cpuRows, cpuAllAtOnce: Object.fromEntries(shared), priceRows, memoryGrowthMB: { ours: oursGrowth, control: controlGrowth }, limiterCpuMs: limiterPrice }, null, 2)}\n`,
     );
   } finally {
     for (const { worker } of candidates) await worker.dispose();

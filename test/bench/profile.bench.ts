@@ -3,6 +3,7 @@ import { it } from "vitest";
 import { freePort } from "../support/http";
 import { APP_ROUTE, APP_DSN } from "../support/worker";
 import { root, startWorkerd, wranglerCompatibility } from "../support/workerd";
+import { CORES_USED, onTheWorkersCore } from "./cores";
 import { envelopeLoad, examplesShapeOptions, startDrainingIngest } from "./measure";
 import { runLoad } from "./wrk";
 
@@ -41,25 +42,28 @@ const SAMPLING_MICROSECONDS = 100;
  * `BENCH_SIZE` bytes) and prints where its own CPU goes, by function (minified names: look them up
  * in build/index.js at line:column; `PROFILE_TOP` rows, 25 by default), in per cent of the samples
  * and in µs per request. The isolate's samples only: workerd's own work around it (sockets, HTTP)
- * is not in them. The inspector is attached, so `console.log` costs far more here than without it.
+ * is not in them. The inspector is attached, so `console.log` costs far more here than without it,
+ * and its sampling shares the Worker's core (`cores.ts`): compare profiles taken the same way.
  */
 it("profiles the tunnel's isolate", async () => {
   const ingest = await startDrainingIngest();
   const inspectorPort = await freePort();
   // `BENCH_PROFILE=examples` profiles the getsentry/examples shape instead, to compare function by function.
   const examples = process.env.BENCH_PROFILE === "examples";
-  const worker = await startWorkerd(
-    examples
-      ? { ...examplesShapeOptions(ingest.origin), inspectorPort }
-      : {
-          modules: [{ type: "ESModule", path: `${root}build/index.js` }],
-          ...wranglerCompatibility(),
-          bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
-          // As `wrangler.toml` binds it: without it, every envelope Sentry took would be logged too.
-          analyticsEngineDatasets: { TUNNEL_ANALYTICS: { dataset: "tunnel_envelopes" } },
-          inspectorPort,
-        },
-    { output: "drop" },
+  const worker = await onTheWorkersCore(
+    startWorkerd(
+      examples
+        ? { ...examplesShapeOptions(ingest.origin), inspectorPort }
+        : {
+            modules: [{ type: "ESModule", path: `${root}build/index.js` }],
+            ...wranglerCompatibility(),
+            bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
+            // As `wrangler.toml` binds it: without it, every envelope Sentry took would be logged too.
+            analyticsEngineDatasets: { TUNNEL_ANALYTICS: { dataset: "tunnel_envelopes" } },
+            inspectorPort,
+          },
+      { output: "drop" },
+    ),
   );
   try {
     const { origin } = worker;
@@ -85,6 +89,7 @@ it("profiles the tunnel's isolate", async () => {
       samples.set(name, (samples.get(name) ?? 0) + hitCount);
       total += hitCount;
     }
+    console.log(CORES_USED);
     console.table(
       [...samples]
         .sort((a, b) => b[1] - a[1])

@@ -5,6 +5,7 @@ import { it } from "vitest";
 import { fetchOnce } from "../support/http";
 import { APP_ROUTE } from "../support/worker";
 import { root } from "../support/workerd";
+import { CORES_USED } from "./cores";
 import {
   clientJavaScript,
   envelopeOf,
@@ -164,6 +165,7 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
     "Ratio or value": figure.ratio.toFixed(2),
     Budget: budgetVerdict(figure.ratio, figure.budget),
   }));
+  console.log(CORES_USED);
   console.log(BUDGETS_ONLY_REPORT);
   console.table(rows);
   writeFileSync(`${root}test/bench/last-run.json`, `${JSON.stringify({ measuredAt: new Date().toISOString(), figures: rows }, null, 2)}\n`);

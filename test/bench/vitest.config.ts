@@ -7,6 +7,7 @@ export default defineConfig({
   test: {
     root: fileURLToPath(new URL("../..", import.meta.url)),
     include: ["test/bench/*.bench.ts"],
+    setupFiles: ["test/bench/setup.ts"],
     testTimeout: 300_000,
     // One benchmark at a time: two at once would share the two cores and skew both.
     fileParallelism: false,
