@@ -7,7 +7,8 @@ import { cpus } from "node:os";
  * then spends a core on its own requests, as an isolate does in production, where the client and
  * Sentry are other machines. Sharing both cores with wrk and the ingest instead, one build's
  * throughput moved by a fifth between runs and the examples' shape came out faster than the bare
- * pass-through (NOTES §19, §20). With one core there is nothing to split, and nothing is pinned.
+ * pass-through (NOTES §19, §20; decision 027). With one core there is nothing to split, and nothing
+ * is pinned.
  *
  * `os.cpus()`, not `availableParallelism()`: the latter counts only the cores this process may use,
  * which after {@link keepToTheWorldsCores} is one. It takes the machine's CPUs to be 0 to n − 1, all
