@@ -5,11 +5,11 @@ import { getTunnelPath } from "sentry-core-11";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { launchChromium, newVisitor } from "../support/chromium";
-import { payloads, received, type Received } from "../support/envelopes";
+import { parseEnvelope, payloads, received, type Received } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { answerOk, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
 import { startTogether } from "../support/start-together";
-import { APP_TUNNEL, APP_DSN } from "../support/worker";
+import { APP_DSN, APP_ROUTE, APP_TUNNEL } from "../support/worker";
 import { bundleFixture } from "../support/workerd";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
@@ -29,6 +29,26 @@ interface BrowserEvent {
   breadcrumbs?: Breadcrumb[];
   contexts?: { trace?: { trace_id: string; op?: string; status?: string; data?: Record<string, unknown> } };
 }
+
+declare global {
+  interface Window {
+    reportFromStockSdk(dsn: string, tunnel: string, message: string): Promise<string>;
+  }
+}
+
+/**
+ * A page of a site on an older line of Sentry's browser SDK, set up as that line's documentation
+ * has it, with `tunnel` given as a URL; no default integration, so only the error it is told of.
+ */
+const stockSdkScript = (major: number) => `
+import { captureException, flush, init, SDK_VERSION } from "sentry-browser-${major}";
+window.reportFromStockSdk = async (dsn, tunnel, message) => {
+  init({ dsn, tunnel, defaultIntegrations: false });
+  captureException(new Error(message));
+  await flush(5000);
+  return SDK_VERSION;
+};
+`;
 
 const ENVIRONMENT = "browser-test";
 /** A second project, a micro-frontend team's, allowed through the same tunnel. */
@@ -521,6 +541,34 @@ describe("monitoring in Chromium, through the tunnel", () => {
     expect(posted).toContain(getTunnelPath(APP_DSN));
     await page.close();
   });
+
+  it.each([7, 8, 9].flatMap((major) => [APP_ROUTE, APP_TUNNEL].map((tunnel) => ({ major, tunnel }))))(
+    "delivers an error from a stock SDK $major page posting to $tunnel, byte for byte",
+    async ({ major, tunnel }) => {
+      const script = readFileSync(await bundleFixture(`test/browser/fixtures/stock-sdk-${major}.ts`, stockSdkScript(major)), "utf8");
+      const page = await newVisitor(browser);
+      // A page of the app's origin with nothing of the app on it: this SDK line alone.
+      const pageUrl = `${server.origin}/a-page-on-sdk-${major}`;
+      await page.route(pageUrl, (route) => route.fulfill({ contentType: "text/html", body: "<!doctype html><title>A stock SDK</title>" }));
+      const posted: Buffer[] = [];
+      page.on("request", (request) => {
+        if (request.method() === "POST" && request.url() === `${server.origin}${tunnel}`) posted.push(request.postDataBuffer()!);
+      });
+      await page.goto(pageUrl, { waitUntil: "load" });
+      await page.addScriptTag({ content: script, type: "module" });
+      await page.waitForFunction(() => "reportFromStockSdk" in window);
+      const message = `A stock SDK ${major} page posting to ${tunnel}`;
+      const version = await page.evaluate(({ dsn, tunnel, message }) => window.reportFromStockSdk(dsn, tunnel, message), { dsn: APP_DSN, tunnel, message });
+      expect(version.split(".")[0]).toBe(String(major));
+
+      const delivered = () => ingest.deliveries.find((delivery) => delivery.body.toString("utf8").includes(message));
+      await eventually(() => delivered() !== undefined, 10_000);
+      expect(delivered()!.url).toBe("/api/4502/envelope/?hsts=0");
+      expect(parseEnvelope(delivered()!.body).header.sdk).toMatchObject({ name: "sentry.javascript.browser", version });
+      expect(posted.map((body) => body.equals(delivered()!.body))).toContain(true);
+      await page.close();
+    },
+  );
 
   it("reports a micro-frontend's errors to two projects, multiplexed by the SDK through the one tunnel", async () => {
     const script = readFileSync(await bundleFixture("test/browser/fixtures/micro-frontend.ts"), "utf8");
