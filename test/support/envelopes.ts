@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { gunzipSync } from "node:zlib";
 
 import type { Delivery } from "./fake-ingest";
 import { APP_DSN } from "./worker";
@@ -84,4 +85,15 @@ export function payloads<T = Record<string, unknown>>(envelopes: readonly Receiv
   return envelopes.flatMap(({ envelope }) =>
     envelope.items.filter((item) => item.header.type === type).map((item) => JSON.parse(item.payload.toString("utf8")) as T),
   );
+}
+
+/**
+ * An envelope as Sentry reads it (decompressed, if `gzip`), with `sent_at` set aside: the one field
+ * the spool may move, by the time it held the envelope. The rest is the bytes after the header line.
+ */
+export function besidesSentAt(body: Buffer, gzip = false): { header: Record<string, unknown>; rest: Buffer } {
+  const plain = gzip ? gunzipSync(body) : body;
+  const newline = plain.indexOf(0x0a);
+  const { sent_at: _moved, ...header } = JSON.parse(plain.subarray(0, newline).toString("utf8")) as Record<string, unknown>;
+  return { header, rest: plain.subarray(newline) };
 }

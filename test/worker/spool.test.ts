@@ -2,7 +2,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 
 import { beforeAll, describe, expect, it } from "vitest";
 
-import { buildEnvelope, parseEnvelope } from "../support/envelopes";
+import { besidesSentAt, buildEnvelope, parseEnvelope } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { answerOk, type FakeIngest } from "../support/fake-ingest";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
@@ -24,14 +24,6 @@ interface Built {
 function built(size: number, gzip: boolean, sentAt = new Date()): Built {
   const { id, body } = buildEnvelope({ sentAt, attachmentBytes: size });
   return { id, sent: gzip ? gzipSync(body) : body, gzip };
-}
-
-/** The body as Sentry should read it: decompressed, with `sent_at` (the one field the spool may move) set aside. */
-function content(body: Buffer, gzip: boolean): { header: Record<string, unknown>; rest: Buffer } {
-  const plain = gzip ? gunzipSync(body) : body;
-  const newline = plain.indexOf(0x0a);
-  const { sent_at: _sentAt, ...header } = JSON.parse(plain.subarray(0, newline).toString("utf8")) as Record<string, unknown>;
-  return { header, rest: plain.subarray(newline) };
 }
 
 /** An ingest whose answers a test switches; it records every envelope it accepted with a 2xx. */
@@ -121,8 +113,8 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     const byId = new Map(upstream.accepted.map((delivery) => [delivery.id, delivery]));
     const changed = accepted.filter((envelope) => {
       const delivery = byId.get(envelope.id)!;
-      const sent = content(envelope.sent, envelope.gzip);
-      const arrived = content(delivery.body, delivery.gzip);
+      const sent = besidesSentAt(envelope.sent, envelope.gzip);
+      const arrived = besidesSentAt(delivery.body, delivery.gzip);
       return JSON.stringify(sent.header) !== JSON.stringify(arrived.header) || !sent.rest.equals(arrived.rest);
     });
     const lines = worker.logLines("tunnel");
