@@ -542,10 +542,13 @@ describe("monitoring in Chromium, through the tunnel", () => {
     await page.close();
   });
 
-  it.each([7, 8, 9].flatMap((major) => [APP_ROUTE, APP_TUNNEL].map((tunnel) => ({ major, tunnel }))))(
-    "delivers an error from a stock SDK $major page posting to $tunnel, as the browser posted it",
-    async ({ major, tunnel }) => {
-      const script = readFileSync(await bundleFixture(`test/browser/fixtures/stock-sdk-${major}.ts`, stockSdkScript(major)), "utf8");
+  describe.each([7, 8, 9])("a stock SDK %i page", (major) => {
+    let script: string;
+    beforeAll(async () => {
+      script = readFileSync(await bundleFixture(`test/browser/fixtures/stock-sdk-${major}.ts`, stockSdkScript(major)), "utf8");
+    });
+
+    it.each([APP_ROUTE, APP_TUNNEL])("delivers an error posted to %s as the browser posted it", async (tunnel) => {
       const page = await newVisitor(browser);
       // A page of the app's origin with nothing of the app on it: this SDK line alone.
       const pageUrl = `${server.origin}/a-page-on-sdk-${major}`;
@@ -573,8 +576,8 @@ describe("monitoring in Chromium, through the tunnel", () => {
       expect(sent).toBeDefined();
       expect(arrived.header).toEqual(sent!.header);
       await page.close();
-    },
-  );
+    });
+  });
 
   it("reports a micro-frontend's errors to two projects, multiplexed by the SDK through the one tunnel", async () => {
     const script = readFileSync(await bundleFixture("test/browser/fixtures/micro-frontend.ts"), "utf8");
