@@ -5,7 +5,6 @@ import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 
 import { ConfigError, readConfig } from "./config.server";
-import { DEAD_LETTER_QUEUE } from "@edge-monitoring/tunnel";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 
@@ -24,10 +23,14 @@ describe("readConfig", () => {
     expect(config.tunnel).toEqual({
       allowedDsns: [],
       allowedOrigins: [],
+      hostPaths: [],
       maxEnvelopeBytes: 20_971_520,
       timeoutMs: 30_000,
       upstreamOrigin: undefined,
       rateLimitPeriodSeconds: 10,
+      rateLimiting: true,
+      spoolQueue: "tunnel-spool",
+      deadLetterQueue: "tunnel-spool-dead",
       spoolRetrySeconds: 10,
       logForwarded: false,
       ownProject: undefined,
@@ -184,8 +187,8 @@ describe("wrangler.toml", () => {
   // Read as a file, not through wrangler: importing wrangler took over vitest's 5 s under load.
   const config = parse(readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8")) as {
     vars: Record<string, string>;
-    ratelimits: { simple: { period: number } }[];
-    queues: { consumers: { queue: string; dead_letter_queue?: string }[] };
+    ratelimits: { name: string; simple: { period: number } }[];
+    queues: { producers: { queue: string; binding: string }[]; consumers: { queue: string; dead_letter_queue?: string }[] };
   };
 
   it("tells limited clients to wait exactly the rate limiter's period", () => {
@@ -193,9 +196,16 @@ describe("wrangler.toml", () => {
     expect(readConfig(config.vars).tunnel.rateLimitPeriodSeconds).toBe(limiter!.simple.period);
   });
 
-  it("has the Worker consume the spool's dead-letter queue under the name its handler answers to", () => {
-    const { consumers } = config.queues;
-    expect(consumers.find((consumer) => consumer.queue === "tunnel-spool")?.dead_letter_queue).toBe(DEAD_LETTER_QUEUE);
-    expect(consumers.map((consumer) => consumer.queue)).toContain(DEAD_LETTER_QUEUE);
+  it("has the Worker consume the spool and its dead-letter queue under the names its settings give", () => {
+    const { spoolQueue, deadLetterQueue } = readConfig(config.vars).tunnel;
+    const { consumers, producers } = config.queues;
+    expect(producers.find((producer) => producer.binding === "TUNNEL_SPOOL")?.queue).toBe(spoolQueue);
+    expect(consumers.find((consumer) => consumer.queue === spoolQueue)?.dead_letter_queue).toBe(deadLetterQueue);
+    expect(consumers.map((consumer) => consumer.queue)).toContain(deadLetterQueue);
+  });
+
+  it("binds every limit the tunnel requires while TUNNEL_RATE_LIMITING is on", () => {
+    expect(readConfig(config.vars).tunnel.rateLimiting).toBe(true);
+    expect(config.ratelimits.map((limiter) => limiter.name).sort()).toEqual(["TUNNEL_RATE_LIMITER", "TUNNEL_SPOOL_CLIENT_BUDGET", "TUNNEL_SPOOL_TOTAL_BUDGET"]);
   });
 });

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
-import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare, type Json } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 
 import { resolveRelease } from "./release.ts";
@@ -74,10 +74,21 @@ function loggedIn(): boolean {
  * An empty SENTRY_DSN is valid, and turns all monitoring off: in production, only on purpose.
  */
 async function workerConfigProblem(): Promise<string | undefined> {
-  const config = unstable_readConfig({ config: optionOf(passed, ["--config", "-c"]) ?? "wrangler.toml", env: optionOf(passed, ["--env", "-e"]) });
-  const shared = sharedNamespace(config.ratelimits as { name: string; namespace_id: string }[]);
+  const configPath = optionOf(passed, ["--config", "-c"]);
+  const environment = optionOf(passed, ["--env", "-e"]);
+  const config = unstable_readConfig({ config: configPath ?? "wrangler.toml", env: environment });
+  const limiters = config.ratelimits as RateLimiterSettings[];
+  const shared = sharedNamespace(limiters);
   if (shared) return shared;
-  const vars = { ...(config.vars as Record<string, string>), ...passedVars(passed) };
+  // As wrangler gives them: an unquoted number or boolean in [vars] stays one.
+  const vars: Record<string, Json> = { ...(config.vars as Record<string, Json>), ...passedVars(passed) };
+  const dsnUnset = String(vars.SENTRY_DSN ?? "").trim() === "";
+  const secrets = dsnUnset ? workerSecretNames(configPath, environment) : { names: [] };
+  if ("problem" in secrets) return secrets.problem;
+  const dsnIsSecret = secrets.names.includes("SENTRY_DSN");
+  if (dsnIsSecret && "SENTRY_DSN" in vars) {
+    return "SENTRY_DSN is a secret of the deployed Worker and also a variable ([vars] or --var): Cloudflare refuses a variable and a secret of one name. Remove it from [vars]";
+  }
   let output = "";
   const miniflare = new Miniflare(
     convertV4MiniflareOptions({
@@ -85,6 +96,10 @@ async function workerConfigProblem(): Promise<string | undefined> {
       compatibilityDate: config.compatibility_date,
       compatibilityFlags: config.compatibility_flags,
       bindings: vars,
+      // The bindings the Worker checks when it starts, as this deploy declares them.
+      ratelimits: Object.fromEntries(limiters.map(({ name, namespace_id, simple }) => [name, { namespace_id, simple }])),
+      queueProducers: Object.fromEntries(((config.queues as { producers?: { queue: string; binding: string }[] }).producers ?? []).map(({ queue, binding }) => [binding, { queueName: queue }])),
+      r2Buckets: Object.fromEntries((config.r2_buckets as { binding: string; bucket_name: string }[]).map(({ binding, bucket_name }) => [binding, bucket_name])),
       handleStructuredLogs: ({ message }: { message: string }) => {
         output += `${message}\n`;
       },
@@ -98,14 +113,42 @@ async function workerConfigProblem(): Promise<string | undefined> {
   } finally {
     await miniflare.dispose().catch(() => {});
   }
-  const environment = (vars.SENTRY_ENVIRONMENT ?? "").trim() || "production";
-  if ((vars.SENTRY_DSN ?? "").trim() === "" && environment === "production" && !monitoringOff) {
+  const sentryEnvironment = String(vars.SENTRY_ENVIRONMENT ?? "").trim() || "production";
+  if (dsnUnset && !dsnIsSecret && sentryEnvironment === "production" && !monitoringOff) {
     return (
       "SENTRY_DSN is empty, so the deployed pages and Worker would report nothing to Sentry. Set it in wrangler.toml's [vars] " +
       `or with --var SENTRY_DSN:<your project's DSN>, or deploy without monitoring on purpose: npm run deploy -- ${MONITORING_OFF}`
     );
   }
+  if (dsnIsSecret) console.log("SENTRY_DSN: a secret of the deployed Worker, whose value only the Worker reads; it is checked when the Worker starts.");
   return undefined;
+}
+
+interface RateLimiterSettings {
+  name: string;
+  namespace_id: string;
+  simple: { limit: number; period: 10 | 60 };
+}
+
+/**
+ * The names of the deployed Worker's secrets (`wrangler secret list`), where a DSN may be kept
+ * instead of `[vars]`. None for a Worker not deployed yet; a problem when Cloudflare cannot be asked.
+ */
+function workerSecretNames(configPath: string | undefined, environment: string | undefined): { names: string[] } | { problem: string } {
+  const args = ["secret", "list", "--format", "json", ...(configPath ? ["--config", configPath] : []), ...(environment ? ["--env", environment] : [])];
+  const listed = spawnSync("wrangler", args, { encoding: "utf8" });
+  if (listed.status === 0) {
+    try {
+      return { names: (JSON.parse(listed.stdout) as { name: string }[]).map(({ name }) => name) };
+    } catch {
+      // Said below.
+    }
+  }
+  const said = `${listed.stdout}${listed.stderr}`;
+  // A first deploy: there is no Worker yet, and so no secret.
+  if (/\[code: 10007\]|does not exist|not found/i.test(said)) return { names: [] };
+  const why = said.split("\n").find((line) => line.includes("ERROR"))?.replace(/^.*\[ERROR\]\s*/, "") ?? `exit ${listed.status}`;
+  return { problem: `SENTRY_DSN is empty, and whether the deployed Worker keeps it as a secret could not be read (wrangler secret list: ${why.trim()})` };
 }
 
 /**

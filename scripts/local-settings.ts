@@ -3,7 +3,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { parseEnv } from "node:util";
+
+import { unstable_getVarsForDev } from "wrangler";
 
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults.ts";
 import { resolveRelease } from "./release.ts";
@@ -31,10 +32,14 @@ export async function listening(port: number): Promise<boolean> {
   return (await answers("127.0.0.1")) || (await answers("::1"));
 }
 
-/** The variables the developer set, with their values, where wrangler reads them: `.dev.vars`, or else `.env` and `.env.local`. */
+/**
+ * The variables the developer set, with their values, read by wrangler's own code as `wrangler dev`
+ * reads them: `.dev.vars`, or else `.env` and `.env.local`, in every form its parser takes
+ * (`KEY=value`, `KEY: value`, `export KEY=…`, quotes, `${OTHER}` in `.env`).
+ */
 export function localVariables(dir = "."): Record<string, string> {
-  const files = existsSync(join(dir, ".dev.vars")) ? [".dev.vars"] : [".env", ".env.local"].filter((file) => existsSync(join(dir, file)));
-  return Object.assign({}, ...files.map((file) => parseEnv(readFileSync(join(dir, file), "utf8")))) as Record<string, string>;
+  const read = unstable_getVarsForDev(join(dir, "wrangler.toml"), undefined, {}, undefined, true);
+  return Object.fromEntries(Object.entries(read).map(([name, binding]) => [name, String(binding.value)]));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,13 +34,50 @@ describe("npm start and npm run dev, with a port taken", () => {
 });
 
 describe("npm start and npm run dev, with a bad variable", () => {
-  /** The project as a checkout with the developer's own `.dev.vars`, without writing into this one. */
-  function checkoutWith(devVars: string): string {
+  /** The project as a checkout with the developer's own `.dev.vars` (and `wrangler.toml`, edited), without writing into this one. */
+  function checkoutWith(devVars: string, editToml?: (toml: string) => string): string {
     const dir = mkdtempSync(join(tmpdir(), "checkout-"));
-    for (const name of ["app", "worker", "node_modules", "package.json", "remix.config.js", "wrangler.toml"]) symlinkSync(join(root, name), join(dir, name));
+    for (const name of ["app", "worker", "node_modules", "package.json", "remix.config.js"]) symlinkSync(join(root, name), join(dir, name));
+    const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
+    writeFileSync(join(dir, "wrangler.toml"), editToml ? editToml(toml) : toml);
     writeFileSync(join(dir, ".dev.vars"), devVars);
     return dir;
   }
+
+  /** What `scripts/start.ts` says on its error output in that checkout before it stops, one line per entry. */
+  function refusalIn(dir: string, args: string[] = []): { status: number | null; errors: string[]; stdout: string } {
+    const result = spawnSync(process.execPath, [join(root, "scripts/start.ts"), ...args], {
+      cwd: dir,
+      encoding: "utf8",
+      env: { ...process.env, PORT: "1", SPOTLIGHT_PORT: "2" },
+      timeout: 30_000,
+    });
+    rmSync(dir, { recursive: true });
+    return { status: result.status, errors: result.stderr.split("\n").filter((line) => line !== ""), stdout: result.stdout };
+  }
+
+  it.each([
+    ["the KEY: value form of .dev.vars, which wrangler applies", "TUNNEL_TIMEOUT_MS: soon\n", undefined, 'TUNNEL_TIMEOUT_MS must be a whole number above 0, got "soon"'],
+    ["an unquoted number in [vars]", "", (toml: string) => toml.replace('TUNNEL_TIMEOUT_MS = "30000"', "TUNNEL_TIMEOUT_MS = 0"), 'TUNNEL_TIMEOUT_MS must be a whole number above 0, got "0"'],
+    [
+      "an unquoted number beside a bad value",
+      "TUNNEL_ROUTE=/api/x/sentry\n",
+      (toml: string) => toml.replace('TUNNEL_TIMEOUT_MS = "30000"', "TUNNEL_TIMEOUT_MS = 30000"),
+      'TUNNEL_ROUTE holds "sentry", a word that generic ad-blocker rules block on: choose a neutral path, got "/api/x/sentry"',
+    ],
+    [
+      "a wrangler.toml without the request limiter",
+      "",
+      (toml: string) => toml.replace(/\[\[ratelimits\]\]\nname = "TUNNEL_RATE_LIMITER"\n[^\n]*\n[^\n]*\n/, ""),
+      "TUNNEL_RATE_LIMITER is not bound, so the requests one client sends to Sentry would have no limit: declare it in wrangler.toml " +
+        "(each [env.*] section needs its own [[ratelimits]]), or set TUNNEL_RATE_LIMITING=off to run without limits on purpose",
+    ],
+  ])("npm start reads %s as wrangler would, and says a bad value in one line", { timeout: 30_000 }, (_, devVars, editToml, problem) => {
+    const { status, errors, stdout } = refusalIn(checkoutWith(devVars, editToml));
+    expect(status).toBe(1);
+    expect(errors).toEqual([`Configuration: ${problem}`]);
+    expect(stdout).toBe("");
+  });
 
   it.each([
     ["npm start", []],

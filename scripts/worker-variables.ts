@@ -1,39 +1,66 @@
 // The Worker's variables as a local run gives them, read by the app's own code before wrangler
 // starts: a bad one is said in one plain line that names it, instead of inside wrangler's account
 // of a runtime that failed to start (a minified stack, "likely a problem with the workerd binary").
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { build } from "esbuild";
-import { parse } from "smol-toml";
+import { unstable_readConfig } from "wrangler";
 
 import type { AppConfig, readConfig } from "../app/config.server";
 import type { appPathsOf } from "../worker/page-paths";
+import type { createTunnelWorker, TunnelBindings } from "@edge-monitoring/tunnel";
 
 /**
- * What `wrangler dev` gives the Worker: `wrangler.toml`'s `[vars]`, then the developer's own
- * (`localVariables`: `.dev.vars`, or `.env` and `.env.local`), then the local defaults for what
- * neither set.
+ * What `wrangler dev` gives the Worker: `wrangler.toml`'s `[vars]` as wrangler reads them (an
+ * unquoted number stays a number), then the developer's own (`localVariables`: `.dev.vars`, or
+ * `.env` and `.env.local`), then the local defaults for what neither set.
  */
 export function localWorkerVariables(
   developer: Record<string, string>,
   defaults: readonly (readonly [string, string])[],
   dir = ".",
-): Record<string, string> {
-  const declared = (parse(readFileSync(join(dir, "wrangler.toml"), "utf8")).vars ?? {}) as Record<string, string>;
+): Record<string, unknown> {
+  const declared = unstable_readConfig({ config: join(dir, "wrangler.toml") }).vars;
   return { ...declared, ...developer, ...Object.fromEntries(defaults) };
+}
+
+/** The names `wrangler.toml` binds, as the Worker would find them in its `env`. */
+function declaredBindings(dir: string): Set<string> {
+  const config = unstable_readConfig({ config: join(dir, "wrangler.toml") });
+  const named = (declared: unknown, key: "name" | "binding") => (declared as Record<typeof key, string>[] | undefined)?.map((binding) => binding[key]) ?? [];
+  return new Set([
+    ...named(config.ratelimits, "name"),
+    ...named((config.queues as { producers?: unknown }).producers, "binding"),
+    ...named(config.r2_buckets, "binding"),
+    ...named(config.analytics_engine_datasets, "binding"),
+  ]);
+}
+
+/** Stand-ins for the bindings `wrangler.toml` declares: the tunnel checks which are there, and uses none while it is built. */
+function standInBindings(names: ReadonlySet<string>): TunnelBindings {
+  const limiter = { limit: async () => ({ success: true }) };
+  const present = <T>(name: string, binding: T) => (names.has(name) ? { [name]: binding } : {});
+  return {
+    ...present("TUNNEL_RATE_LIMITER", limiter),
+    ...present("TUNNEL_SPOOL_CLIENT_BUDGET", limiter),
+    ...present("TUNNEL_SPOOL_TOTAL_BUDGET", limiter),
+    ...present("TUNNEL_SPOOL", { send: async () => {} }),
+  };
 }
 
 /**
  * The Worker's configuration as it would read `vars` when it starts, or its refusal in its own
- * words (`TUNNEL_ROUTE would …`). The app's `readConfig` and `appPathsOf` are bundled for Node
- * (they are written for the Worker's bundler), and the app's paths come from Remix's config, as the
- * build's do: nothing needs to be built first.
+ * words (`TUNNEL_ROUTE would …`, `TUNNEL_RATE_LIMITER is not bound …`). The app's `readConfig`
+ * and `appPathsOf` and the package's `createTunnelWorker` are bundled for Node (they are written
+ * for the Worker's bundler), the app's paths come from Remix's config, as the build's do, and the
+ * bindings from `wrangler.toml`: nothing needs to be built first.
  */
-export async function checkWorkerVariables(vars: Record<string, string>, dir = "."): Promise<{ config: AppConfig } | { problem: string }> {
+export async function checkWorkerVariables(vars: Record<string, unknown>, dir = "."): Promise<{ config: AppConfig } | { problem: string }> {
   const [app, declared] = await Promise.all([appConfigReader(dir), declaredApp(dir)]);
   try {
-    return { config: app.readConfig(vars, app.appPathsOf(declared)) };
+    const config = app.readConfig(vars, app.appPathsOf(declared));
+    app.createTunnelWorker(config.tunnel, standInBindings(declaredBindings(dir)));
+    return { config };
   } catch (error) {
     if (error instanceof Error && error.name === "ConfigError") return { problem: error.message };
     throw error;
@@ -43,12 +70,14 @@ export async function checkWorkerVariables(vars: Record<string, string>, dir = "
 interface AppConfigReader {
   readConfig: typeof readConfig;
   appPathsOf: typeof appPathsOf;
+  createTunnelWorker: typeof createTunnelWorker;
 }
 
 async function appConfigReader(dir: string): Promise<AppConfigReader> {
   const bundled = await build({
     stdin: {
-      contents: 'export { readConfig } from "./app/config.server.ts";\nexport { appPathsOf } from "./worker/page-paths.ts";\n',
+      contents:
+        'export { readConfig } from "./app/config.server.ts";\nexport { appPathsOf } from "./worker/page-paths.ts";\nexport { createTunnelWorker } from "@edge-monitoring/tunnel";\n',
       resolveDir: dir,
       loader: "ts",
     },

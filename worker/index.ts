@@ -46,8 +46,14 @@ console.log(
     routes_served: config.tunnel.routes,
     csp_reports_served: config.tunnel.ownProject ? config.tunnel.routes.map(reportPathOf) : [],
     sentry_sdk_paths_served: config.tunnel.sentryPaths,
-    spool: startupEnv.TUNNEL_SPOOL ? "on" : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
-    large_bodies: startupEnv.TUNNEL_SPOOL_BUCKET ? "R2" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
+    rate_limiter: config.tunnel.rateLimiting
+      ? `on: TUNNEL_RATE_LIMITER holds each client to its share, Retry-After ${config.tunnel.rateLimitPeriodSeconds} s`
+      : "off: TUNNEL_RATE_LIMITING=off, so no client is held to a share",
+    spool: startupEnv.TUNNEL_SPOOL
+      ? `on: TUNNEL_SPOOL, queue ${config.tunnel.spoolQueue} and dead letters ${config.tunnel.deadLetterQueue}` +
+        (config.tunnel.rateLimiting ? ", bytes held to TUNNEL_SPOOL_CLIENT_BUDGET and TUNNEL_SPOOL_TOTAL_BUDGET" : "")
+      : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
+    large_bodies: startupEnv.TUNNEL_SPOOL_BUCKET ? "R2: TUNNEL_SPOOL_BUCKET" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
     forwarded_lines: !tunnel.logsForwarded
       ? "off: an envelope Sentry took is counted in Analytics Engine, not logged; refusals, failures and the spool are (TUNNEL_LOG_FORWARDED=on logs it)"
       : config.tunnel.logForwarded
@@ -79,13 +85,14 @@ export default {
     // Envelopes skip Sentry's request instrumentation (a client per request, a span, a copy of
     // text bodies) and Remix's router: they are most of the traffic, and none of that serves
     // them. Every spelling of every route comes here, so none of them is ever traced.
-    if (tunnel.serves(new URL(request.url).pathname)) return tunnel.fetch(request);
+    if (tunnel.serves(request)) return tunnel.fetch(request);
     // Another site's request to change something is answered before anything can report it.
     const refusal = crossSiteRefusal(request);
     if (refusal) return refusal;
     return app.fetch!(withOwnTrace(request, config.sentry), env, ctx);
   },
   queue(batch) {
+    // The tunnel's two queues are all this Worker consumes; the tunnel throws any other batch back.
     return tunnel.queue(batch);
   },
 } satisfies ExportedHandler<Env>;

@@ -11,6 +11,8 @@ describe("appPathsOf", () => {
       "routes/shop": { id: "routes/shop", parentId: "root", path: "shop" },
       "routes/shop.$item": { id: "routes/shop.$item", parentId: "routes/shop", path: ":item" },
       "routes/$": { id: "routes/$", parentId: "root", path: "*" },
+      // The tunnel's declared home, not a page: the tunnel would refuse a host that declared it.
+      "routes/monitoring": { id: "routes/monitoring", parentId: "root", path: "monitoring" },
     } as unknown as ServerBuild["routes"];
     expect(appPathsOf({ routes, publicPath: "/build/" }).sort()).toEqual(["/", "/*", "/build/*", "/shop", "/shop/:item"]);
   });

@@ -12,6 +12,12 @@ interface DeclaredApp {
 }
 
 /**
+ * The route module that declares the tunnel's original route among the app's routes
+ * (`app/routes/monitoring.ts`): the tunnel's, not a page of the app's.
+ */
+const TUNNEL_ROUTE_ID = "routes/monitoring";
+
+/**
  * Every path the app serves itself: each page its router declares, joined to its parents'
  * (`/sentry-example-page`, `/:id`, `/*`), and everything under its scripts' path (`/build/*`).
  * The tunnel is told these, as it reserves nothing itself, so that no route of it shadows one.
@@ -26,5 +32,6 @@ export function appPathsOf({ routes, publicPath }: DeclaredApp): string[] {
     return route.path ? `${parent}/${route.path}` : parent;
   };
   const scripts = `${publicPath.replace(/\/+$/, "")}/*`;
-  return [...new Set(Object.keys(routes).map((id) => pathOf(id) || "/")), scripts];
+  const pages = Object.keys(routes).filter((id) => id !== TUNNEL_ROUTE_ID);
+  return [...new Set(pages.map((id) => pathOf(id) || "/")), scripts];
 }

@@ -58,28 +58,40 @@ describe("workerSentryOptions", () => {
     expect(JSON.stringify(withSecret)).not.toContain("c2VjcmV0");
   });
 
-  it("asks the gate for each report made on behalf of a request's client, after the filters, and for no other", async () => {
+  it("asks the gate for each report made on behalf of a request, after the filters, and for no other", async () => {
     const asked: string[] = [];
     const gated = workerSentryOptions(readConfig({ SENTRY_DSN: "https://k@o11.ingest.us.sentry.io/21" }), {
-      admits: async (address, category) => {
-        asked.push(`${category} ${address}`);
-        return address !== "203.0.113.9";
+      admits: async ({ address, byAnotherSite }, category) => {
+        asked.push(`${category} ${address}${byAnotherSite ? " by another site" : ""}`);
+        return address !== "203.0.113.9" && !byAnotherSite;
       },
     });
-    const onBehalfOf = (address: string | undefined) => {
-      const headers: Record<string, string> = address ? { "cf-connecting-ip": address } : {};
+    const onBehalfOf = (address: string | undefined, fetchMetadata: Record<string, string> = {}) => {
+      const headers: Record<string, string> = { ...(address ? { "cf-connecting-ip": address } : {}), ...fetchMetadata };
       return { type: undefined, message: "boom", sdkProcessingMetadata: { normalizedRequest: { headers } } };
     };
     expect(await gated.beforeSend!(onBehalfOf("203.0.113.8"), {})).toMatchObject({ message: "boom" });
     expect(await gated.beforeSend!(onBehalfOf("203.0.113.9"), {})).toBeNull();
     expect(await gated.beforeSend!(onBehalfOf(undefined), {})).toMatchObject({ message: "boom" });
+    const image = { "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors", "sec-fetch-dest": "image" };
+    expect(await gated.beforeSend!(onBehalfOf("203.0.113.8", image), {})).toBeNull();
     // No request behind it (a queue's event): nobody's share.
     expect(await gated.beforeSend!({ type: undefined, message: "from a queue" }, {})).toMatchObject({ message: "from a queue" });
     // A redirect is filtered before the gate: it costs nothing.
     expect(await gated.beforeSend!(onBehalfOf("203.0.113.8"), { originalException: new Response(null, { status: 302 }) })).toBeNull();
     const transaction = { ...onBehalfOf("203.0.113.9"), type: "transaction" } as TransactionEvent;
     expect(await gated.beforeSendTransaction!(transaction, {})).toBeNull();
-    expect(asked).toEqual(["error 203.0.113.8", "error 203.0.113.9", "error null", "transaction 203.0.113.9"]);
+    expect(asked).toEqual(["error 203.0.113.8", "error 203.0.113.9", "error null", "error 203.0.113.8 by another site", "transaction 203.0.113.9"]);
+  });
+
+  it("samples no page another site's page had the browser load, and a visitor's own navigation from another site at its rate", () => {
+    const sampler = options.tracesSampler!;
+    const sampled = (headers: Record<string, string>) =>
+      sampler({ name: "GET /", attributes: { "url.path": "/" }, normalizedRequest: { headers }, inheritOrSampleWith: (fallback) => fallback });
+    expect(sampled({ "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors", "sec-fetch-dest": "image" })).toBe(0);
+    expect(sampled({ "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "iframe" })).toBe(0);
+    expect(sampled({ "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" })).toBe(0.5);
+    expect(sampled({ "sec-fetch-site": "same-origin", "sec-fetch-mode": "cors", "sec-fetch-dest": "empty" })).toBe(0.5);
   });
 
   it("does not read request bodies, nor turn console lines into breadcrumbs", () => {

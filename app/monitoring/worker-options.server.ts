@@ -6,32 +6,44 @@ import type { AppConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
 import { isTunnelPathSpelling } from "@edge-monitoring/tunnel";
 import { dropNotFoundTransactions, dropThrownRedirects } from "./filters";
+import { madeByAnotherSite } from "./initiator.server";
 import { scrubRequestData } from "./request-data.server";
 
-/** Whether the client a report is made on behalf of may have the Worker report once more. */
+/** Who a report is made on behalf of: the request's client, and whether another site's page made it send the request. */
+export interface ReportedFor {
+  /** The client's `CF-Connecting-IP` (`null` when it sent none). */
+  address: string | null;
+  byAnotherSite: boolean;
+}
+
+/** Whether the Worker may report once more on behalf of a request. */
 export interface ReportGate {
-  /** `address`: the client's `CF-Connecting-IP` (`null` when it sent none). */
-  admits(address: string | null, category: "error" | "transaction"): Promise<boolean>;
+  admits(request: ReportedFor, category: "error" | "transaction"): Promise<boolean>;
 }
 
-/**
- * The client an event is reported on behalf of: the address of the request the SDK's request
- * wrapper recorded, or `undefined` for an event no request caused (a queue's, say).
- */
-function clientOf(event: Event): string | null | undefined {
-  const request = (event.sdkProcessingMetadata as { normalizedRequest?: { headers?: Record<string, string> } } | undefined)?.normalizedRequest;
-  return request && (request.headers?.["cf-connecting-ip"] ?? null);
+/** The request as the SDK's request wrapper recorded it (`sdkProcessingMetadata.normalizedRequest`). */
+interface RecordedRequest {
+  headers?: Record<string, string>;
 }
 
-/** The event if its client is within its share (or no client caused it); `null` otherwise. */
-async function withinShare<T extends Event>(event: T | null, client: string | null | undefined, category: "error" | "transaction", gate: ReportGate | undefined): Promise<T | null> {
-  if (!event || !gate || client === undefined) return event;
-  return (await gate.admits(client, category)) ? event : null;
+/** Who a request's report is for; `undefined` for a report no request caused (a queue's, say). */
+function reportedFor(request: RecordedRequest | undefined): ReportedFor | undefined {
+  if (!request) return undefined;
+  const headers = request.headers ?? {};
+  return { address: headers["cf-connecting-ip"] ?? null, byAnotherSite: madeByAnotherSite(headers) };
+}
+
+const recordedRequestOf = (event: Event) => (event.sdkProcessingMetadata as { normalizedRequest?: RecordedRequest } | undefined)?.normalizedRequest;
+
+/** The event if the gate admits it (or no request caused it); `null` otherwise. */
+async function admitted<T extends Event>(event: T | null, request: ReportedFor | undefined, category: "error" | "transaction", gate: ReportGate | undefined): Promise<T | null> {
+  if (!event || !gate || request === undefined) return event;
+  return (await gate.admits(request, category)) ? event : null;
 }
 
 /**
  * The Worker SDK's settings: the same release, environment and sample rate as the browser's.
- * `gate` holds every event and transaction sent on behalf of a request to its client's share.
+ * `gate` decides every event and transaction sent on behalf of a request (`worker/reporting.ts`).
  */
 export function workerSentryOptions(config: AppConfig, gate?: ReportGate): CloudflareOptions {
   const { sentry } = config;
@@ -42,9 +54,12 @@ export function workerSentryOptions(config: AppConfig, gate?: ReportGate): Cloud
     // The tunnel never traces itself: a span per envelope would double every envelope's quota.
     // Pages are sampled at the Worker's own rate, never the parent's: the SDK compares it with the
     // trace's `sample_rand`, which `ownTrace` has already made the Worker's (decision 009).
-    tracesSampler: ({ attributes }) => {
+    // Nor what another site's page had a visitor's browser load (an `<img>` of a page): it
+    // measures nothing of the visitor's, and would cost quota another site chooses (decision 028).
+    tracesSampler: ({ attributes, normalizedRequest }) => {
       const path = attributes?.["url.path"];
-      return typeof path === "string" && isTunnelPathSpelling(path) ? 0 : sentry.tracesSampleRate;
+      if (typeof path === "string" && isTunnelPathSpelling(path)) return 0;
+      return madeByAnotherSite(normalizedRequest?.headers ?? {}) ? 0 : sentry.tracesSampleRate;
     },
     // Development and tests: the Worker's own envelopes go where the tunnel's go (Spotlight).
     tunnel: sentry.workerEnvelopeUrl,
@@ -54,12 +69,12 @@ export function workerSentryOptions(config: AppConfig, gate?: ReportGate): Cloud
     // No credential leaves the edge in the Worker's own events: page views, errors and the tunnel's bug reports.
     // What no one will see is filtered first, so that it costs the client nothing.
     beforeSend: (event, hint) => {
-      const client = clientOf(event);
-      return withinShare(dropThrownRedirects(scrubRequestData(event), hint), client, "error", gate);
+      const request = reportedFor(recordedRequestOf(event));
+      return admitted(dropThrownRedirects(scrubRequestData(event), hint), request, "error", gate);
     },
     beforeSendTransaction: (event) => {
-      const client = clientOf(event);
-      return withinShare(dropNotFoundTransactions(scrubRequestData(event)), client, "transaction", gate);
+      const request = reportedFor(recordedRequestOf(event));
+      return admitted(dropNotFoundTransactions(scrubRequestData(event)), request, "transaction", gate);
     },
     integrations: (defaults) => [
       // The tunnel logs a line per envelope outside any request's scope; as console breadcrumbs

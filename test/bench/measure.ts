@@ -199,6 +199,8 @@ export async function startTunnelWorker(
               SENTRY_ENVIRONMENT: "bench",
               TUNNEL_UPSTREAM_ORIGIN: ingestOrigin,
               TUNNEL_SPOOL_RETRY_SECONDS: "3600",
+              // Without a limiter bound, said on purpose, as the Worker requires.
+              ...(rateLimiter ? {} : { TUNNEL_RATE_LIMITING: "off" }),
               ...variables,
             },
             // As `wrangler.toml` binds it: an envelope's data point is its record (decision 024).

@@ -57,7 +57,8 @@ it("profiles the tunnel's isolate", async () => {
         : {
             modules: [{ type: "ESModule", path: `${root}build/index.js` }],
             ...wranglerCompatibility(),
-            bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin },
+            // No limiter bound, said on purpose: its simulation here is Miniflare's, not production's.
+            bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_RATE_LIMITING: "off" },
             // As `wrangler.toml` binds it: without it, every envelope Sentry took would be logged too.
             analyticsEngineDatasets: { TUNNEL_ANALYTICS: { dataset: "tunnel_envelopes" } },
             inspectorPort,

@@ -28,6 +28,39 @@ function readmeBlock(marker: string, language: "ts" | "toml"): string {
   return code;
 }
 
+/** Where the README's entries leave an adopter's own queues, and what the test's adopter does there: it logs each message and acknowledges it. */
+const OWN_QUEUES_COMMENT = "// Your own queues' batches: handle them here.";
+const OWN_QUEUE_HANDLING = "for (const message of batch.messages) { console.log(JSON.stringify({ own_queue: message.body })); message.ack(); }";
+
+/**
+ * An adopter's Worker around the README's entry (`readme-worker.ts`): one route of its own that
+ * sends a message to a queue of its own, which the README's `queue()` then hands to the adopter's code.
+ */
+const WITH_A_QUEUE_OF_ITS_OWN = `import readme from "./readme-worker";
+
+const answer: ExportedHandlerFetchHandler<Env> = readme.fetch;
+
+export default {
+  ...readme,
+  async fetch(request, env, context) {
+    const own = new URL(request.url).searchParams.get("own-queue");
+    if (own === null) return answer(request, env, context);
+    await env.OWN_QUEUE.send(own);
+    return new Response("queued");
+  },
+} satisfies ExportedHandler<Env>;
+`;
+
+const OWN_QUEUE_TOML = `
+[[queues.producers]]
+queue = "adopter-own"
+binding = "OWN_QUEUE"
+
+[[queues.consumers]]
+queue = "adopter-own"
+max_batch_timeout = 1
+`;
+
 /** The two Workers an adopter would write, each from the README alone. */
 const ADOPTERS = [
   { name: "plain", entry: readmeBlock("A plain Worker", "ts"), dependencies: {} },
@@ -54,8 +87,13 @@ async function packTheTunnel(into: string): Promise<string> {
 async function adoptersProject(adopter: (typeof ADOPTERS)[number], tarball: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), `adopter-${adopter.name}-`));
   const { compatibilityDate } = wranglerCompatibility();
-  writeFileSync(join(dir, "wrangler.toml"), `name = "adopter-${adopter.name}"\nmain = "worker.ts"\ncompatibility_date = "${compatibilityDate}"\n${readmeBlock("## `wrangler.toml`", "toml")}`);
-  writeFileSync(join(dir, "worker.ts"), adopter.entry);
+  writeFileSync(
+    join(dir, "wrangler.toml"),
+    `name = "adopter-${adopter.name}"\nmain = "worker.ts"\ncompatibility_date = "${compatibilityDate}"\n${readmeBlock("## `wrangler.toml`", "toml")}${OWN_QUEUE_TOML}`,
+  );
+  if (!adopter.entry.includes(OWN_QUEUES_COMMENT)) throw new Error(`the README's ${adopter.name} entry no longer says "${OWN_QUEUES_COMMENT}"`);
+  writeFileSync(join(dir, "readme-worker.ts"), adopter.entry.replace(OWN_QUEUES_COMMENT, OWN_QUEUE_HANDLING));
+  writeFileSync(join(dir, "worker.ts"), WITH_A_QUEUE_OF_ITS_OWN);
   writeFileSync(
     join(dir, "package.json"),
     JSON.stringify({
@@ -141,6 +179,12 @@ describe.each(ADOPTERS)("an adopter's $name Worker, from the package's tarball a
     await eventually(() => delivered() !== undefined, 15_000);
     expect(delivered()!.url).toBe("/api/4502/envelope/?hsts=0");
     await page.close();
+  });
+
+  it("keeps the messages of a queue of its own: the tunnel takes only its spool's batches", async () => {
+    const message = `own-${Date.now()}`;
+    expect(await (await fetch(`${server.origin}/?own-queue=${message}`)).text()).toBe("queued");
+    await eventually(() => server.output().includes(JSON.stringify({ own_queue: message })), 30_000, { pollMs: 200 });
   });
 
   it("refuses an envelope for a DSN it may not forward, and sends Sentry nothing", async () => {

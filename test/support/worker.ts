@@ -40,6 +40,8 @@ export interface WorkerOptions {
   spool?: boolean;
   /** A module under the project whose `plant()` runs once the Worker's module has loaded. */
   plant?: string;
+  /** Bindings of `wrangler.toml` left out, as an `[env.*]` section that does not repeat them would. */
+  without?: readonly string[];
 }
 
 /** The parts of `wrangler.toml`'s queues and R2 buckets that Miniflare takes. */
@@ -69,7 +71,7 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
     ...wranglerCompatibility(),
     bindings: { ...(config.vars as Record<string, string>), ...vars },
     ratelimits: Object.fromEntries(
-      (config.ratelimits as RateLimitSettings[]).map(({ name, namespace_id, simple }) => [
+      (config.ratelimits as RateLimitSettings[]).filter(({ name }) => !options.without?.includes(name)).map(({ name, namespace_id, simple }) => [
         name,
         { namespace_id, simple: ((name === "TUNNEL_RATE_LIMITER" ? options.rateLimit : options.rateLimits?.[name]) ?? simple) as { limit: number; period: 10 | 60 } },
       ]),

@@ -34,7 +34,8 @@ describe("logs hold only the tunnel's own lines", () => {
       `https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/\u001b[2J\u001b]0;FORGED\u0007`,
       `https://FORGED-${"a".repeat(3000)}`,
     ];
-    for (const dsn of hostile) await (await quiet.post(envelope(dsn))).arrayBuffer();
+    // Each from a client of its own: a client's repeated refusals share one line per window.
+    for (const [index, dsn] of hostile.entries()) await (await quiet.post(envelope(dsn), { "cf-connecting-ip": `192.0.2.${index + 1}` })).arrayBuffer();
     try {
       await eventually(() => quiet.logLines("tunnel").length === hostile.length);
       const all = quiet.logs.join("\n");

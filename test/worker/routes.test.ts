@@ -50,10 +50,11 @@ describe("the tunnel's routes (decision 016)", () => {
         expect(answer.headers.get("content-type"), spelling).not.toContain("text/html");
       }
       expect(deliveredAs(body)).toBeUndefined();
-      // The Worker's lines reach this process a moment after its answers.
-      await eventually(() => worker.logLines("tunnel").length >= logged + 5);
+      // The Worker's lines reach this process a moment after its answers: one per reason and
+      // window for this client, the other refusals of it held and counted by its next line.
+      await eventually(() => worker.logLines("tunnel").length >= logged + 2);
       const lines = worker.logLines<{ reason: string }>("tunnel").slice(logged);
-      expect(lines.map((line) => line.reason)).toEqual(["invalid_query", "not_found", "not_found", "not_found", "not_found"]);
+      expect(lines.map((line) => line.reason)).toEqual(["invalid_query", "not_found"]);
     });
 
     it("refuses, with every check it has, what the original route refuses: another project's DSN", async () => {
@@ -85,6 +86,34 @@ describe("the tunnel's routes (decision 016)", () => {
       expect(deliveredAs(stranger)).toBeUndefined();
       const start = worker.logs.find((line) => line.startsWith('{"event":"tunnel_start"'));
       expect(JSON.parse(start!)).toMatchObject({ sentry_sdk_paths_served: [SENTRY_PATH] });
+    });
+
+    it("serves it with a trailing slash too, as Sentry's tunnel does for tunnel: { trailingSlash: true }", async () => {
+      const { body } = buildEnvelope();
+      expect((await worker.post(body, SENTRY_SDK_HEADERS, `${SENTRY_PATH}/`)).status).toBe(200);
+      expect(deliveredAs(body)).toBe("/api/4502/envelope/?hsts=0");
+      // Only the one slash: other spellings are still the tunnel's 404.
+      expect((await worker.post(body, SENTRY_SDK_HEADERS, `${SENTRY_PATH}//`)).status).toBe(404);
+    });
+
+    it("answers a tunnel: true page whose DSN is not allowed, at that DSN's own path, 403 with the tunnel's line", async () => {
+      const otherDsn = "https://fedcba9876543210fedcba9876543210@o9.ingest.us.sentry.io/9";
+      const otherPath = getTunnelPath(otherDsn)!;
+      const logged = worker.logLines("tunnel").length;
+      // From two clients: one client's repeated refusals share one line per window.
+      for (const [index, path] of [otherPath, `${otherPath}/`].entries()) {
+        const { body } = buildEnvelope({ dsn: otherDsn });
+        const answer = await worker.post(body, { ...SENTRY_SDK_HEADERS, "cf-connecting-ip": `198.51.100.${index + 1}` }, path);
+        expect(answer.status, path).toBe(403);
+        expect(((await answer.json()) as { reason: string }).reason, path).toBe("dsn_not_allowed");
+        expect(deliveredAs(body)).toBeUndefined();
+      }
+      await eventually(() => worker.logLines("tunnel").length >= logged + 2);
+      expect(worker.logLines("tunnel").slice(logged)).toEqual(
+        Array(2).fill(expect.objectContaining({ kind: "envelope", outcome: "rejected", reason: "dsn_not_allowed", status: 403 })),
+      );
+      // The same path without the envelope's type is a page path, the app's to answer.
+      expect((await worker.post(buildEnvelope({ dsn: otherDsn }).body, {}, otherPath)).status).toBe(405);
     });
 
     it("is a page path like any other when TUNNEL_SENTRY_PATHS is off", async () => {

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
-import { payloads, received } from "../support/envelopes";
+import { buildEnvelope, payloads, received } from "../support/envelopes";
 import { eventually } from "../support/eventually";
 import { FakeIngest } from "../support/fake-ingest";
 import { stalledUpload } from "../support/http";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
-import { APP_DSN, APP_ROUTE } from "../support/worker";
+import { getTunnelPath } from "sentry-core-11";
+
+import { APP_DSN, APP_ROUTE, APP_TUNNEL, startWorker } from "../support/worker";
 import { startFixture, type Workerd } from "../support/workerd";
 
 /** `wrangler.toml`'s per-client limit: a client's share of what the Worker reports, per 10 s. */
@@ -59,21 +61,26 @@ describe("no stranger makes the Worker report more than its share (decision 017)
       const share = SHARE.limit * windowsTouched(startedAt, Date.now());
       expect(statuses.every((status) => status === 500)).toBe(true);
 
-      // Each request makes an error and a transaction: 400 reports asked for.
-      const dropped = () => worker.logLines<{ reason: string }>("report_dropped").filter((line) => line.reason === "client_share").length;
+      // Each request makes an error and a transaction: 400 reports asked for. What was dropped
+      // reaches Sentry's Stats as the app's own client report.
       const reported = () => payloads(fromWorker(ingest), "event").length + payloads(fromWorker(ingest), "transaction").length;
-      await eventually(() => reported() + dropped() === 400, 15_000);
-      console.log(`throwing route: 200 requests, ${reported()} reports sent (share ${share}), ${dropped()} dropped`);
-      expect(reported()).toBeGreaterThan(0);
-      expect(reported()).toBeLessThanOrEqual(share);
-
-      // What was dropped reaches Sentry's Stats as the app's own client report.
       const counted = () =>
         payloads<ClientReport>(fromWorker(ingest), "client_report")
           .flatMap((report) => report.discarded_events ?? [])
           .filter((discarded) => discarded.reason === "ratelimit_backoff")
           .reduce((sum, discarded) => sum + discarded.quantity, 0);
-      await eventually(() => counted() === dropped(), 30_000);
+      await eventually(() => reported() + counted() === 400, 30_000);
+      const windows = windowsTouched(startedAt, Date.now());
+      console.log(`throwing route: 200 requests, ${reported()} reports sent (share ${share}), ${counted()} dropped`);
+      expect(reported()).toBeGreaterThan(0);
+      expect(reported()).toBeLessThanOrEqual(share);
+
+      // In the log, at most one line per category and window, each standing for itself and the
+      // drops it carries: the last window's are carried once a later one begins.
+      const lines = worker.logLines<{ reason: string; repeats: number }>("report_dropped").filter((line) => line.reason === "client_share");
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.length).toBeLessThanOrEqual(2 * windows);
+      expect(lines.reduce((sum, line) => sum + 1 + line.repeats, 0)).toBeLessThanOrEqual(counted());
 
       // Another client has its own share.
       const before = payloads(fromWorker(ingest), "event").length;
@@ -178,5 +185,101 @@ describe("no stranger makes the Worker report more than its share (decision 017)
       const script = /src="(\/build\/[^"]+\.js)"/.exec(html)?.[1] ?? /href="(\/build\/[^"]+\.js)"/.exec(html)![1]!;
       expect((await worker.fetch(script)).headers.get("cache-control")).toContain("immutable");
     });
+  });
+});
+
+/** What Chromium sends for a request another site's page makes it send, by the element or call that makes it. */
+const BY_ANOTHER_SITE: Record<string, RequestInit & { headers: Record<string, string> }> = {
+  "an <img>": { headers: { "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors", "sec-fetch-dest": "image" } },
+  "an <iframe>": { headers: { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "iframe" } },
+  "a no-cors fetch, a beacon or a form": {
+    method: "POST",
+    body: new Uint8Array(buildEnvelope().body),
+    headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors", "sec-fetch-dest": "empty", "content-type": "text/plain" },
+  },
+};
+
+describe("another site's page cannot spend a visitor's share (decision 028)", () => {
+  // wrangler.toml's own limiter: 60 per 10 s per client.
+  const { ingest, worker } = useIngestAndWorker();
+  beforeEach(() => ingest.reset());
+  const visitor = { "cf-connecting-ip": "203.0.113.50" };
+  /** Every path the tunnel answers, some spellings of them, and two pages. */
+  const targets = [APP_TUNNEL, "/monitoring/security-report", APP_ROUTE, `${APP_ROUTE}/csp`, getTunnelPath(APP_DSN)!, `${getTunnelPath(APP_DSN)}/`, "/MONITORING?o=4501&p=4502&r=us", `${APP_ROUTE}/`, "/", "/sentry-example-page"];
+
+  it("fired at every tunnel path and page well past the share, leaves the visitor's own envelope, CSP report and page view delivered", async () => {
+    const startedAt = Date.now();
+    let fired = 0;
+    for (let round = 0; round < 3; round += 1) {
+      for (const target of targets) {
+        for (const init of Object.values(BY_ANOTHER_SITE)) {
+          await (await worker.fetch(target, { ...init, headers: { ...init.headers, ...visitor } })).arrayBuffer();
+          fired += 1;
+        }
+      }
+    }
+    expect(fired).toBeGreaterThan(SHARE.limit);
+    const windows = windowsTouched(startedAt, Date.now());
+
+    // The visitor's own: an envelope, a CSP report, and a page view from the address bar.
+    const own = { ...visitor, origin: worker.origin, "sec-fetch-site": "same-origin", "sec-fetch-mode": "cors", "sec-fetch-dest": "empty" };
+    const { body } = buildEnvelope();
+    expect((await worker.post(body, own, APP_ROUTE)).status).toBe(200);
+    expect(ingest.deliveries.some((delivery) => delivery.body.equals(body))).toBe(true);
+    const report = await worker.fetch(`${APP_ROUTE}/csp`, {
+      method: "POST",
+      headers: { ...own, "content-type": "application/csp-report" },
+      body: JSON.stringify({ "csp-report": { "document-uri": `${worker.origin}/`, "blocked-uri": "https://evil.example/x.js" } }),
+    });
+    expect(report.status).toBeLessThan(300);
+    await eventually(() => ingest.deliveries.some((delivery) => delivery.url.startsWith("/api/4502/security/")));
+    const marker = `/?own=${Date.now()}`;
+    await worker.fetch(marker, { headers: { ...visitor, "sec-fetch-site": "none", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" } });
+    const pageViews = () => payloads<{ request?: { url?: string } }>(fromWorker(ingest), "transaction").map((event) => event.request?.url ?? "");
+    await eventually(() => pageViews().some((url) => url.includes(marker)), 10_000);
+    // Nothing another site's page loaded was reported on the visitor's account.
+    expect(pageViews().filter((url) => !url.includes(marker))).toEqual([]);
+
+    // A bounded record: one tunnel line per reason and window for this client, however many it was sent.
+    const reasons = new Set(worker.logLines<{ reason: string }>("tunnel").map((line) => line.reason));
+    expect(worker.logLines("tunnel").length).toBeLessThanOrEqual(reasons.size * windows + 2);
+  });
+
+  it("writes a bounded number of lines for 300 refusals from one client: one per reason and window", async () => {
+    const logged = worker.logLines("tunnel").length;
+    const startedAt = Date.now();
+    const stranger = { "cf-connecting-ip": "203.0.113.51" };
+    const statuses = await hammer(300, () => worker.fetch(APP_ROUTE, { headers: stranger }));
+    expect(new Set(statuses)).toEqual(new Set([405]));
+    const windows = windowsTouched(startedAt, Date.now());
+    await eventually(() => worker.logLines("tunnel").length > logged);
+    const lines = worker.logLines<{ reason: string; repeats: number }>("tunnel").slice(logged);
+    console.log(`300 refusals from one client over ${windows} window(s): ${lines.length} line(s)`);
+    expect(lines.length).toBeLessThanOrEqual(windows);
+    expect(lines.every((line) => line.reason === "method_not_allowed")).toBe(true);
+  });
+});
+
+describe("a Worker whose configuration leaves a limit out", () => {
+  it.each(["TUNNEL_RATE_LIMITER", "TUNNEL_SPOOL_CLIENT_BUDGET"])("does not start without %s, and names it", async (binding) => {
+    const refusal = await startWorker({ SENTRY_DSN: APP_DSN }, { without: [binding] }).then(
+      async (started) => {
+        await started.dispose();
+        return "it started";
+      },
+      (error: Error) => error.message,
+    );
+    expect(refusal).toContain(`${binding} is not bound`);
+    expect(refusal).toContain("TUNNEL_RATE_LIMITING=off");
+  });
+
+  it("starts with no limit when the operator says so, and says so when it starts", async () => {
+    const unlimited = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_RATE_LIMITING: "off" }, { without: ["TUNNEL_RATE_LIMITER", "TUNNEL_SPOOL_CLIENT_BUDGET", "TUNNEL_SPOOL_TOTAL_BUDGET"] });
+    try {
+      const start = unlimited.logs.find((line) => line.startsWith('{"event":"tunnel_start"'));
+      expect(JSON.parse(start!)).toMatchObject({ rate_limiter: "off: TUNNEL_RATE_LIMITING=off, so no client is held to a share" });
+    } finally {
+      await unlimited.dispose();
+    }
   });
 });

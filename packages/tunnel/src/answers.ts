@@ -9,7 +9,7 @@ import { returnedResponseHeaders, TUNNEL_RESPONSE_HEADERS } from "./upstream/hea
 export const TUNNEL_ANSWERS = {
   spooled: [202, "spooled", "Sentry could not take the envelope just now; it is stored and will be delivered."],
   rate_limited: [429, "rejected", "Too many envelopes from this client; wait as Retry-After says."],
-  not_found: [404, "rejected", "The tunnel answers only at /monitoring (and CSP reports at /monitoring/security-report), spelled exactly so."],
+  not_found: [404, "rejected", "The tunnel serves nothing at this path."],
   method_not_allowed: [405, "rejected", "Only POST is accepted: send the envelope as the request body."],
   invalid_query: [400, "rejected", "The query must be o=<org id>&p=<project id>[&r=<region>], digits for o and p and two letters for r."],
   sentry_rate_limited: [429, "rejected", "Sentry is rate-limiting this DSN; wait as Retry-After says."],
@@ -51,9 +51,9 @@ export interface Answer {
   outcome: TunnelOutcome;
 }
 
-/** One of the tunnel's own answers, as JSON with its code and sentence. */
-export function tunnelAnswer(code: TunnelAnswerCode, extraHeaders?: Record<string, string>): Answer {
-  const [status, outcome, sentence] = TUNNEL_ANSWERS[code];
+/** One of the tunnel's own answers, as JSON with its code and sentence (`sentence` says it of this request). */
+export function tunnelAnswer(code: TunnelAnswerCode, extraHeaders?: Record<string, string>, sentence: string = TUNNEL_ANSWERS[code][2]): Answer {
+  const [status, outcome] = TUNNEL_ANSWERS[code];
   const headers = new Headers({ ...TUNNEL_RESPONSE_HEADERS, "content-type": "application/json", ...extraHeaders });
   const body = status < 400 ? { message: sentence, reason: code } : { error: sentence, reason: code };
   return { response: new Response(JSON.stringify(body), { status, headers }), code, outcome };

@@ -21,7 +21,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import type { LogLine } from "./log-line.ts";
 import { readTunnelSettings } from "./settings.ts";
-import { APP_DSN, APP_TUNNEL, OTHER_DSN } from "./test-harness.ts";
+import { APP_DSN, APP_TUNNEL, EVERY_CLIENT, OTHER_DSN } from "./test-harness.ts";
 import { createTunnelWorker } from "./worker.ts";
 
 /**
@@ -149,7 +149,7 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
   }) as typeof fetch;
   // Every envelope's line, those Sentry took included: a test reads which project each was for.
   const settings = readTunnelSettings({ SENTRY_DSN: APP_DSN, TUNNEL_ALLOWED_DSNS: `${OTHER_DSN},${LEGACY_DSN}`, TUNNEL_LOG_FORWARDED: "on" });
-  const tunnel = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: { limit: async () => ({ success: true }) } }, { fetch: sentry, log: (line) => void lines.push(line) });
+  const tunnel = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: EVERY_CLIENT }, { fetch: sentry, log: (line) => void lines.push(line) });
   // A whole body with its length declared, as SDKs send it; a stream's is given by the test.
   const post = (body: Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}, path = APP_TUNNEL) => {
     const declared = body instanceof ReadableStream ? {} : { "content-length": String(body.length) };

@@ -4,18 +4,11 @@
  * nothing else of the package can be imported (its `exports`).
  */
 export { createTunnelWorker, type TunnelWorker } from "./worker.ts";
-export {
-  readTunnelSettings,
-  tunnelUrlFor,
-  type AppFacts,
-  type TunnelBindings,
-  type TunnelRuntime,
-  type TunnelSettings,
-  type TunnelVariables,
-} from "./settings.ts";
+export { readTunnelSettings, tunnelUrlFor, type AppFacts, type TunnelSettings, type TunnelVariables } from "./settings.ts";
+export type { TunnelBindings, TunnelRuntime } from "./bindings.ts";
 export { ConfigError, variableReader } from "./shared/variables.ts";
+export { RepeatedLines } from "./request/repeated-lines.ts";
 export type { LogLine } from "./log-line.ts";
 export { isTunnelPathSpelling, reportPathOf, TUNNEL_PATH } from "./request/path.ts";
 export { projectOf, upstreamUrlFor, type ProjectIdentity } from "./upstream/ingest.ts";
-export { DEAD_LETTER_QUEUE } from "./spool/dead-letters.ts";
 export type { SpoolStats } from "./spool/stats.ts";

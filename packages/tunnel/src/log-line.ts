@@ -1,5 +1,6 @@
 import type { Answer, TunnelAnswerCode, TunnelOutcome } from "./answers.ts";
 import type { TunnelQuery } from "./request/query.ts";
+import type { RepeatedLines } from "./request/repeated-lines.ts";
 import type { SpoolLogLine } from "./spool/record.ts";
 
 /** The one log line per request; it never holds the DSN's key, the client's IP or a cookie. */
@@ -17,6 +18,11 @@ export interface TunnelLogLine {
   bytes: number | null;
   upstream_status: number | null;
   duration_ms: number;
+  /**
+   * On a refusal's line (`rejected`): the identical refusals of the same client held back before
+   * it, at most one line being written per client, reason and window of the limiter's period.
+   */
+  repeats?: number;
 }
 
 /** What a request's stages learnt about it, for its log line. */
@@ -35,13 +41,15 @@ export type LogLine = TunnelLogLine | SpoolLogLine;
 
 export interface Recorder {
   log: (line: TunnelLogLine) => void;
+  /** Where refusals' lines go instead: one per client, reason and window. */
+  refusals: RepeatedLines<TunnelLogLine>;
   analytics: Pick<AnalyticsEngineDataset, "writeDataPoint">;
   /** The tunnel's clock, which also stamped the request's arrival. */
   now: () => number;
 }
 
-/** Writes the request's log line and its Analytics Engine data point. */
-export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: number, { log, analytics, now }: Recorder): void {
+/** Writes the request's log line (a refusal's as {@link Recorder.refusals} allows) and its Analytics Engine data point. */
+export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: number, client: string | null, { log, refusals, analytics, now }: Recorder): void {
   const { query } = facts;
   const line: TunnelLogLine = {
     event: "tunnel",
@@ -56,7 +64,8 @@ export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: n
     upstream_status: facts.upstreamStatus,
     duration_ms: now() - receivedAt,
   };
-  log(line);
+  if (line.outcome === "rejected") refusals.say(client, `${line.kind} ${line.reason} ${line.status}`, line);
+  else log(line);
   try {
     analytics.writeDataPoint(tunnelDataPoint(line));
   } catch {

@@ -1,8 +1,6 @@
-import type { LogLine } from "./log-line.ts";
-import { TUNNEL_PATH } from "./request/path.ts";
+import { SECURITY_REPORT_PATH, TUNNEL_PATH } from "./request/path.ts";
 import { hostPathProblem, derivedRoute, routeCollision, routeProblem, sentryTunnelPath, type ServedRoute } from "./request/route.ts";
-import { ConfigError, variableReader } from "./shared/variables.ts";
-import type { SpoolQueue } from "./spool/store.ts";
+import { ConfigError, variableReader, type VariableReader, type VariableValue } from "./shared/variables.ts";
 import { parseDsn, type Dsn } from "./upstream/dsn.ts";
 import { projectOf, type OwnProject } from "./upstream/ingest.ts";
 
@@ -30,8 +28,18 @@ export interface TunnelSettings {
    * `TUNNEL_SENTRY_PATHS=off`.
    */
   sentryPaths: readonly string[];
+  /** The host's own paths (`AppFacts.hostPaths`), which no route shadows and the tunnel never answers. */
+  hostPaths: readonly string[];
   /** The rate limiter's period: how long a limited client is told to wait. */
   rateLimitPeriodSeconds: number;
+  /**
+   * Whether clients are held to a share (`TUNNEL_RATE_LIMITER`, the spool's budgets): on unless the operator
+   * says there is to be no limit, so that a binding left out stops the Worker instead of lifting every limit.
+   */
+  rateLimiting: boolean;
+  /** The spool's queue and its dead-letter queue, as `wrangler.toml` names them: `queue()` takes batches of these two only. */
+  spoolQueue: string;
+  deadLetterQueue: string;
   /** The spool's first retry delay; each further attempt waits twice as long, up to an hour. */
   spoolRetrySeconds: number;
   /**
@@ -59,12 +67,15 @@ export type TunnelVariables = Partial<
     | "TUNNEL_UPSTREAM_ORIGIN"
     | "TUNNEL_TIMEOUT_MS"
     | "TUNNEL_RATE_LIMIT_PERIOD_SECONDS"
+    | "TUNNEL_RATE_LIMITING"
+    | "TUNNEL_SPOOL_QUEUE_NAME"
+    | "TUNNEL_DEAD_LETTER_QUEUE_NAME"
     | "TUNNEL_SPOOL_RETRY_SECONDS"
     | "TUNNEL_ROUTE"
     | "TUNNEL_RETIRED_ROUTES"
     | "TUNNEL_SENTRY_PATHS"
     | "TUNNEL_LOG_FORWARDED",
-    string
+    VariableValue
   >
 >;
 
@@ -85,6 +96,8 @@ const DEFAULT_MAX_ENVELOPE_BYTES = 20 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
 const DEFAULT_SPOOL_RETRY_SECONDS = 10;
+const DEFAULT_SPOOL_QUEUE = "tunnel-spool";
+const DEFAULT_DEAD_LETTER_QUEUE = "tunnel-spool-dead";
 
 /**
  * The tunnel's settings, read once and checked: throws a {@link ConfigError} naming the first
@@ -105,10 +118,13 @@ export function readTunnelSettings(env: TunnelVariables, { hostPaths = [], relea
   return {
     allowedDsns,
     allowedOrigins: [...new Set(read.origins("TUNNEL_ALLOWED_ORIGINS"))],
+    hostPaths,
     maxEnvelopeBytes: read.positiveInteger("TUNNEL_MAX_ENVELOPE_BYTES", DEFAULT_MAX_ENVELOPE_BYTES),
     timeoutMs: read.positiveInteger("TUNNEL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
     upstreamOrigin: read.optionalOrigin("TUNNEL_UPSTREAM_ORIGIN"),
     rateLimitPeriodSeconds: read.positiveInteger("TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
+    rateLimiting: read.onOrOff("TUNNEL_RATE_LIMITING", true),
+    ...spoolQueues(read),
     spoolRetrySeconds: read.positiveInteger("TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),
     logForwarded: read.onOrOff("TUNNEL_LOG_FORWARDED", false),
     ownProject: ownDsn && { dsn: ownDsn, environment: read.text("SENTRY_ENVIRONMENT") || "production", release },
@@ -136,6 +152,22 @@ export function tunnelUrlFor(settings: TunnelSettings, dsn: string | undefined =
   return `${TUNNEL_PATH}?${query}`;
 }
 
+/** Cloudflare's rule for a queue's name: lowercase letters, digits and dashes, at most 63. */
+const QUEUE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** The spool's two queues, as `wrangler.toml` names them; one cannot be both, or its batches would be read as the other's. */
+function spoolQueues(read: VariableReader<TunnelVariable>): Pick<TunnelSettings, "spoolQueue" | "deadLetterQueue"> {
+  const named = (variable: TunnelVariable, fallback: string) => {
+    const value = read.text(variable) || fallback;
+    if (!QUEUE_NAME.test(value)) throw new ConfigError(variable, `must be a queue's name as wrangler.toml gives it (lowercase letters, digits and -), got "${value}"`);
+    return value;
+  };
+  const spoolQueue = named("TUNNEL_SPOOL_QUEUE_NAME", DEFAULT_SPOOL_QUEUE);
+  const deadLetterQueue = named("TUNNEL_DEAD_LETTER_QUEUE_NAME", DEFAULT_DEAD_LETTER_QUEUE);
+  if (spoolQueue === deadLetterQueue) throw new ConfigError("TUNNEL_DEAD_LETTER_QUEUE_NAME", `names the spool's own queue, "${spoolQueue}": the dead-letter queue must be another`);
+  return { spoolQueue, deadLetterQueue };
+}
+
 function dsn(variable: TunnelVariable, value: string): Dsn {
   const parsed = parseDsn(value);
   if (!parsed) throw new ConfigError(variable, `is not a valid Sentry DSN (https://<key>@<host>/<project id>): "${value}"`);
@@ -158,6 +190,15 @@ function tunnelRoutes(
   sentryPathsFor: readonly Dsn[],
   hostPaths: readonly string[],
 ): Pick<TunnelSettings, "route" | "routes" | "sentryPaths"> {
+  // The original route is always served: a page the host names there would never be reached. A
+  // pattern (`/:slug`) names no page there: the tunnel takes that one value of it, as it always has.
+  const claimed = hostPaths.find((pattern) => namesOriginalRoute(pattern));
+  if (claimed !== undefined) {
+    throw new ConfigError(
+      "hostPaths",
+      `names "${claimed}", which takes ${TUNNEL_PATH} or ${SECURITY_REPORT_PATH}: the tunnel's original route and its CSP report path are always served, so that page would never be reached`,
+    );
+  }
   const checked = (variable: TunnelVariable, value: string) => {
     const problem = value === TUNNEL_PATH ? undefined : routeProblem(value, hostPaths);
     if (problem) throw new ConfigError(variable, problem);
@@ -195,43 +236,14 @@ function tunnelRoutes(
   return { route, routes: [...new Set([route, ...(derived ? [derived] : []), ...retired, TUNNEL_PATH])], sentryPaths: [...new Set(sentryPaths)] };
 }
 
+/** Whether a host's path names the original route or its report path, by its first segment: not a pattern's parameter. */
+function namesOriginalRoute(pattern: string): boolean {
+  const [first] = pattern.split("/").filter((segment) => segment !== "");
+  return first?.toLowerCase() === TUNNEL_PATH.slice(1) && hostPathProblem([TUNNEL_PATH, SECURITY_REPORT_PATH], [pattern]) !== undefined;
+}
+
 /** A served route, and the setting an operator knows it by. */
 interface RouteSource extends ServedRoute {
   variable: TunnelVariable | undefined;
   name: string;
-}
-
-/**
- * The bindings the tunnel uses, as `wrangler.toml` declares them. Only the request limiter is
- * required: without it any client could spend the project's quota. Without the others the tunnel
- * works: no data points, and nothing stored when Sentry cannot take it.
- */
-export interface TunnelBindings {
-  /** Workers Rate Limiting, keyed by the client's address: its share of the tunnel and of what the Worker reports. */
-  TUNNEL_RATE_LIMITER: Pick<RateLimit, "limit">;
-  /** Workers Analytics Engine: one data point per request and per spool outcome. */
-  TUNNEL_ANALYTICS?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
-  /** Where envelopes Sentry cannot take now are stored, and consumed from by this Worker. */
-  TUNNEL_SPOOL?: SpoolQueue;
-  /** Bodies too large for a queue message. */
-  TUNNEL_SPOOL_BUCKET?: R2Bucket;
-  /** Byte budgets of what one client, and everyone, may store. */
-  TUNNEL_SPOOL_CLIENT_BUDGET?: Pick<RateLimit, "limit">;
-  TUNNEL_SPOOL_TOTAL_BUDGET?: Pick<RateLimit, "limit">;
-}
-
-/** What the tunnel takes from the runtime besides its bindings; each has the runtime's own as default. */
-export interface TunnelRuntime {
-  /** Keeps the isolate alive for work after the answer (`waitUntil` from `cloudflare:workers`): client reports. */
-  background?: ((work: Promise<unknown>) => void) | undefined;
-  /** A bug in the tunnel itself; the client gets a 500 either way. */
-  reportError?: (error: unknown, request: Request) => void;
-  /** The tunnel's and the spool's log lines; one JSON line each on the console by default. */
-  log?: (line: LogLine) => void;
-  /** The clock: Sentry's limits, the breakers, the limiters' windows, the spool's ages and client reports. */
-  now?: () => number;
-  /** The spool's retry jitter. */
-  random?: () => number;
-  /** Every request towards Sentry: tests and simulations answer as Sentry would, without a socket. */
-  fetch?: typeof fetch | undefined;
 }

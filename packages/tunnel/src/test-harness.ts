@@ -1,7 +1,8 @@
 import { createMessageBatch } from "cloudflare:test";
 
 import type { LogLine } from "./log-line.ts";
-import { readTunnelSettings, type TunnelBindings, type TunnelVariables } from "./settings.ts";
+import type { TunnelBindings } from "./bindings.ts";
+import { readTunnelSettings, type TunnelVariables } from "./settings.ts";
 import type { SpooledEnvelope } from "./spool/store.ts";
 import { createTunnelWorker } from "./worker.ts";
 
@@ -146,9 +147,12 @@ export interface TunnelUnderTest {
 
 /**
  * The tunnel with its variables (the app's DSN by default), Sentry the stub, and its bindings: by
- * default a limiter that lets every client through, a dataset that keeps no data point, and a
+ * default limiters and spool budgets that let every client through, a dataset that keeps no data point, and a
  * queue that keeps its messages in `stored`; a binding given as `undefined` is left unbound.
  */
+/** A rate limiter that never says no. */
+export const EVERY_CLIENT: Pick<RateLimit, "limit"> = { limit: async () => ({ success: true }) };
+
 export function tunnelUnderTest(variables: TunnelVariables = {}, bindings: { [Name in keyof TunnelBindings]?: TunnelBindings[Name] | undefined } = {}): TunnelUnderTest {
   const sentry = new StubSentry();
   const stored: SpooledEnvelope[] = [];
@@ -156,7 +160,9 @@ export function tunnelUnderTest(variables: TunnelVariables = {}, bindings: { [Na
   const settings = readTunnelSettings({ SENTRY_DSN: APP_DSN, ...variables });
   const bound = Object.fromEntries(
     Object.entries({
-      TUNNEL_RATE_LIMITER: { limit: async () => ({ success: true }) },
+      TUNNEL_RATE_LIMITER: EVERY_CLIENT,
+      TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT,
+      TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT,
       TUNNEL_ANALYTICS: { writeDataPoint: () => {} },
       TUNNEL_SPOOL: { send: async (message: SpooledEnvelope) => void stored.push(structuredClone(message)) },
       ...bindings,

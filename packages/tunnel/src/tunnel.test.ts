@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 
 import type { LogLine } from "./log-line.ts";
-import { readTunnelSettings, tunnelUrlFor, type TunnelBindings, type TunnelRuntime, type TunnelVariables } from "./settings.ts";
+import type { TunnelBindings, TunnelRuntime } from "./bindings.ts";
+import { readTunnelSettings, tunnelUrlFor, type TunnelVariables } from "./settings.ts";
 import { createTunnelWorker } from "./worker.ts";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
@@ -65,19 +66,23 @@ describe("the tunnel: the rate limiter", () => {
     expect(log[0]).toMatchObject({ outcome: "rejected", reason: "rate_limited", status: 429 });
   });
 
-  it("counts requests it refuses too, and keys an IPv6 client by its /64", async () => {
+  it("spends a client's share only on what its own pages could send, and keys an IPv6 client by its /64", async () => {
     const limit = vi.fn(async () => ({ success: true }));
     const { tunnel } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit } } });
-    const refused = [
+    // What another site's page can make a browser send, answered without asking the limiter.
+    const unasked = [
       envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::1" }, TUNNEL, "GET"),
-      envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::2" }, `${APP}/monitoring?x=1`),
       envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::3", origin: "https://evil.example" }),
       envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::4" }, `${APP}/Monitoring?o=1&p=2&r=us`),
     ];
     const statuses = [];
-    for (const request of refused) statuses.push((await tunnel(request)).status);
-    expect(statuses).toEqual([405, 400, 403, 404]);
-    expect(limit.mock.calls).toEqual(Array(4).fill([{ key: "2001:db8:7:8::/64" }]));
+    for (const request of unasked) statuses.push((await tunnel(request)).status);
+    expect(statuses).toEqual([405, 403, 404]);
+    expect(limit).not.toHaveBeenCalled();
+    // A POST of its own is asked about, refused or not.
+    expect((await tunnel(envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::2" }, `${APP}/monitoring?x=1`))).status).toBe(400);
+    expect((await tunnel(envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::5" }))).status).toBe(200);
+    expect(limit.mock.calls).toEqual(Array(2).fill([{ key: "2001:db8:7:8::/64" }]));
   });
 
   it("lets envelopes through when the limiter itself fails", async () => {
@@ -175,13 +180,20 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
 
   it("holds every report while Sentry rate-limits the project, and counts them for the project's Stats", async () => {
     const sentry = sentryAnswering(() => new Response(null, { status: 429, headers: { "retry-after": "37", "x-sentry-rate-limits": "37::organization" } }));
-    const { tunnel, worker, log } = tunnelWith({ sentry });
+    let now = 1_800_000_000_000;
+    const { tunnel, worker, log } = tunnelWith({ sentry, runtime: { now: () => now } });
     expect((await tunnel(envelopeRequest())).status).toBe(429);
     const statuses = [];
     for (let report = 0; report < 20; report += 1) statuses.push((await tunnel(reportRequest())).status);
     expect(statuses).toEqual(Array(20).fill(429));
     expect(sentry.arrivals).toEqual([ENVELOPE_ENDPOINT]);
-    expect(log.slice(1)).toEqual(Array(20).fill(expect.objectContaining({ kind: "security_report", outcome: "rejected", reason: "sentry_rate_limited", upstream_status: null })));
+    // One line for the client's first refusal of the limiter's window of 30 s; the rest are carried
+    // by a line of their own once a later window begins.
+    const refusal = { kind: "security_report", outcome: "rejected", reason: "sentry_rate_limited", upstream_status: null };
+    expect(log.slice(1)).toEqual([expect.objectContaining({ ...refusal, repeats: 0 })]);
+    now += 60_000;
+    await tunnel(envelopeRequest({}, TUNNEL, "GET"));
+    expect(log.slice(2, 3)).toEqual([expect.objectContaining({ ...refusal, repeats: 18 })]);
     expect(await clientReportAfter(worker, sentry)).toEqual([{ reason: "ratelimit_backoff", category: "security", quantity: 20 }]);
   });
 

@@ -1,4 +1,4 @@
-import { admit, kindAt, type Gate } from "./admit.ts";
+import { admit, kindAt, notFoundSentence, type Gate } from "./admit.ts";
 import { tunnelAnswer, type Answer } from "./answers.ts";
 import { deliver, type Delivery } from "./deliver.ts";
 import { forwardSecurityReport, REPORT_CATEGORY } from "./forward-report.ts";
@@ -44,7 +44,7 @@ export function tunnelOf(parts: TunnelParts): Tunnel {
     }
     const cors = corsHeadersFor(request.headers.get("origin"), parts.gate.partners);
     if (cors) for (const [name, value] of Object.entries(cors)) served.answer.response.headers.set(name, value);
-    recordRequest(served.answer, served.facts, receivedAt, parts.recorder);
+    recordRequest(served.answer, served.facts, receivedAt, request.headers.get("cf-connecting-ip"), parts.recorder);
     return served.answer.response;
   };
 }
@@ -80,6 +80,11 @@ async function serveRequest(request: Request, deadline: Deadline, parts: TunnelP
 
   const received = await receiveEnvelope(request, deadline, parts);
   if (!received.ok) return { answer: received.answer, facts: { ...NO_FACTS, query: admission.query, bytes: received.bytes } };
+  if (admission.otherSentryPath) {
+    // An allowed DSN whose own Sentry path this is not: served only where its pages are told to post.
+    received.envelope.body.cancel().catch(() => {});
+    return { answer: tunnelAnswer("not_found", undefined, notFoundSentence(new URL(request.url).pathname)), facts: { ...NO_FACTS, query: received.query, bytes: received.bytes } };
+  }
   // Logged as the project it goes to, which may not be the one the query named.
   const { answer, bytes, upstreamStatus } = await deliver(received.envelope, request.headers, deadline, parts.delivery, receivedAt);
   return { answer, facts: { kind: "envelope", query: received.query, bytes: bytes ?? received.bytes, upstreamStatus } };

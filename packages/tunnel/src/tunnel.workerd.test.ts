@@ -5,6 +5,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "./answers.ts";
+import type { LogLine, TunnelLogLine } from "./log-line.ts";
+import { sentryTunnelPath } from "./request/route.ts";
+import { readTunnelSettings } from "./settings.ts";
+import { createTunnelWorker } from "./worker.ts";
 import {
   APP_DSN,
   APP_TUNNEL,
@@ -30,6 +34,9 @@ const MiB = 1024 * 1024;
 const PARTNER = "https://partner.example.com";
 const SELF_HOSTED_DSN = "http://fedcba9876543210fedcba9876543210@sentry.example.com/base/77";
 const limiter = (env as unknown as { TUNNEL_RATE_LIMITER: RateLimit }).TUNNEL_RATE_LIMITER;
+/** The app's route, derived from its DSN, and the path Sentry's SDK posts to with `tunnel: true`. */
+const ROUTE = readTunnelSettings({ SENTRY_DSN: APP_DSN }).route;
+const SENTRY_PATH = sentryTunnelPath(APP_DSN);
 const text = (value: string) => new TextEncoder().encode(value);
 
 async function reasonOf(response: Response): Promise<string | undefined> {
@@ -128,7 +135,7 @@ describe("delivery", () => {
 });
 
 describe("headers", () => {
-  it("forwards the client's IP, browser headers and the three client hints, never its cookies, credentials or other hints", async () => {
+  it("forwards the client's IP, browser headers and the four client hints Relay reads (device model and OS version among them), never its cookies, credentials or other hints", async () => {
     const tunnel = tunnelUnderTest();
     await tunnel.post(envelope().body, {
       cookie: "session=first-party-secret",
@@ -137,8 +144,10 @@ describe("headers", () => {
       "user-agent": "Mozilla/5.0 (tunnel test)",
       referer: "https://app.example/page",
       "sec-ch-ua": '"Chromium";v="156"',
-      "sec-ch-ua-mobile": "?0",
-      "sec-ch-ua-platform": '"Linux"',
+      "sec-ch-ua-mobile": "?1",
+      "sec-ch-ua-model": '"Pixel 9"',
+      "sec-ch-ua-platform": '"Android"',
+      "sec-ch-ua-platform-version": '"15.0.0"',
       "sec-ch-ua-full-version-list": '"Chromium";v="156.0.8078.73"',
       "sec-ch-ua-smuggled": "x",
     });
@@ -149,7 +158,12 @@ describe("headers", () => {
       "user-agent": "Mozilla/5.0 (tunnel test)",
       referer: "https://app.example/page",
     });
-    expect(Object.keys(headers).filter((name) => name.startsWith("sec-ch-ua")).sort()).toEqual(["sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform"]);
+    expect(Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith("sec-ch-ua")))).toEqual({
+      "sec-ch-ua": '"Chromium";v="156"',
+      "sec-ch-ua-model": '"Pixel 9"',
+      "sec-ch-ua-platform": '"Android"',
+      "sec-ch-ua-platform-version": '"15.0.0"',
+    });
     expect(JSON.stringify(headers)).not.toContain("first-party-secret");
   });
 
@@ -300,6 +314,17 @@ describe("refusals, none of which reach Sentry", () => {
     if (status === 405) expect(response.headers.get("allow")).toBe("POST, OPTIONS");
     expect(tunnel.lines).toMatchObject([{ event: "tunnel", outcome: "rejected", reason, status }]);
     expect(tunnel.sentry.arrivals).toBe(0);
+  });
+
+  it("says in its sentence the path it serves nothing at, and that a route other than the original takes no query", async () => {
+    const tunnel = tunnelUnderTest();
+    const notFound = await post(tunnel, app(), {}, "/Monitoring/x%3Cb%3E?o=4501");
+    expect(await notFound.json()).toEqual({ reason: "not_found", error: "The tunnel serves nothing at /Monitoring/x%3Cb%3E: its routes are answered only as the pages are told to spell them." });
+    const long = await post(tunnel, app(), {}, `/${"a".repeat(500)}/`);
+    expect(((await long.json()) as { error: string }).error).toBe(`The tunnel serves nothing at /${"a".repeat(119)}…: its routes are answered only as the pages are told to spell them.`);
+    for (const path of [`${ROUTE}?o=4501&p=4502`, `${SENTRY_PATH}?p=4502`]) {
+      expect(await (await post(tunnel, app(), {}, path)).json(), path).toEqual({ reason: "invalid_query", error: "This route takes no query: the envelope's DSN names its project." });
+    }
   });
 
   it("stops a body of unknown length at the maximum, and nothing reaches Sentry whole", async () => {
@@ -582,17 +607,71 @@ describe("load and limits", () => {
     expect((await tunnel.post(envelope().body, { "cf-connecting-ip": "203.0.113.78" })).status).toBe(200);
   });
 
-  it("counts refused requests against the client's limit too", async () => {
+  it("spends nothing of a client's share on what another site's page can make its browser send (decision 028)", async () => {
     const tunnel = tunnelUnderTest({}, { TUNNEL_RATE_LIMITER: limiter });
-    // Nothing but requests the tunnel refuses (405): they alone bring the client to its limit.
+    const client = { "cf-connecting-ip": "203.0.113.99" };
+    // Well past the share of 60: GETs (an <img>), another origin's POSTs (a no-cors fetch, a form,
+    // a beacon), a page's preflight, and spellings no page is given, at every path the tunnel has.
+    const paths = [APP_TUNNEL, "/monitoring/security-report", ROUTE, `${ROUTE}/csp`, SENTRY_PATH, `${SENTRY_PATH}/`, "/MONITORING?o=4501&p=4502&r=us", `/${ROUTE}`];
+    const strangers: RequestInit[] = [
+      { headers: { ...client, "sec-fetch-site": "cross-site", "sec-fetch-dest": "image" } },
+      { method: "POST", body: envelope().body, headers: { ...client, origin: "https://evil.example", "content-type": "text/plain" } },
+      { method: "OPTIONS", headers: { ...client, origin: "https://evil.example", "access-control-request-method": "POST" } },
+    ];
+    const statuses = new Set<number>();
+    for (let round = 0; round < 10; round += 1) {
+      for (const path of paths) {
+        for (const init of strangers) {
+          const response = await tunnel.fetch(path, init);
+          statuses.add(response.status);
+          await response.arrayBuffer();
+        }
+      }
+    }
+    expect([...statuses].sort()).toEqual([403, 404, 405]);
+    expect(tunnel.sentry.took).toHaveLength(0);
+    // The visitor's own envelope and CSP report still go through, on every route.
+    for (const path of [APP_TUNNEL, ROUTE, SENTRY_PATH]) expect((await tunnel.post(envelope().body, client, path)).status, path).toBe(200);
+    const report = await tunnel.fetch(`${ROUTE}/csp`, {
+      method: "POST",
+      headers: { ...client, "content-type": "application/csp-report" },
+      body: JSON.stringify({ "csp-report": { "document-uri": "https://app.example/", "blocked-uri": "https://evil.example/x.js" } }),
+    });
+    expect(report.status).toBeLessThan(300);
+  });
+
+  it("holds one client to its share whatever its own pages post: refusals of its POSTs count too", async () => {
+    const tunnel = tunnelUnderTest({}, { TUNNEL_RATE_LIMITER: limiter });
+    // Nothing but envelopes the tunnel refuses (their query names no project): they alone bring the client to its limit.
     const statuses: number[] = [];
     while (statuses.length < 200 && statuses.at(-1) !== 429) {
-      const response = await tunnel.fetch(APP_TUNNEL, { headers: { "cf-connecting-ip": "203.0.113.99" } });
+      const response = await tunnel.post(envelope().body, { "cf-connecting-ip": "203.0.113.98" }, "/monitoring?o=4501&p=9&r=us");
       statuses.push(response.status);
       await response.arrayBuffer();
     }
     expect(statuses.at(-1)).toBe(429);
     expect(statuses.length).toBeGreaterThan(60);
-    expect(new Set(statuses.slice(0, 60))).toEqual(new Set([405]));
+    expect(new Set(statuses.slice(0, 60))).toEqual(new Set([403]));
+  });
+
+  it("writes a bounded number of lines for a client's refusals, however many: one per reason and window, each carrying the count", async () => {
+    let now = 1_800_000_000_000;
+    const lines: LogLine[] = [];
+    const tunnel = createTunnelWorker(readTunnelSettings({ SENTRY_DSN: APP_DSN }), { TUNNEL_RATE_LIMITER: limiter }, { now: () => now, log: (line) => void lines.push(line) });
+    const refused = (path: string, init: RequestInit) => tunnel.fetch(new Request(`https://app.example${path}`, init)).then((response) => response.arrayBuffer());
+    const client = { "cf-connecting-ip": "203.0.113.97" };
+    // 300 refusals of two reasons (a path not served, a GET to a route), spread over three windows of the limiter's 10 s.
+    for (let request = 0; request < 300; request += 1) {
+      now += 100;
+      await refused(["/nowhere", APP_TUNNEL, ROUTE][request % 3]!, request % 3 === 0 ? { method: "POST", headers: client } : { headers: client });
+    }
+    const windows = 300 * 100 / 10_000 + 1;
+    const refusals = () => lines.filter((line): line is TunnelLogLine => line.event === "tunnel" && line.outcome === "rejected");
+    expect(refusals().length).toBeLessThanOrEqual(2 * windows);
+    // Another client's refusal, two windows on, brings out what is still held: every refusal is counted once.
+    now += 20_000;
+    await refused("/nowhere", { method: "POST", headers: { "cf-connecting-ip": "198.51.100.1" } });
+    const counted = (reason: string) => refusals().filter((line) => line.reason === reason).reduce((sum, line) => sum + 1 + (line.repeats ?? 0), 0);
+    expect({ not_found: counted("not_found"), method_not_allowed: counted("method_not_allowed") }).toEqual({ not_found: 101, method_not_allowed: 200 });
   });
 });

@@ -1,12 +1,14 @@
-import { createGate } from "./admit.ts";
+import { createGate, postsToOtherSentryPath } from "./admit.ts";
+import { EVERY_CLIENT, limitBindings, type TunnelBindings, type TunnelRuntime } from "./bindings.ts";
 import { breakersFor, type Delivery } from "./deliver.ts";
-import { isRoutine, logToConsole, type LogLine } from "./log-line.ts";
+import { isRoutine, logToConsole, type LogLine, type TunnelLogLine } from "./log-line.ts";
 import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.ts";
 import { isTunnelPathSpelling } from "./request/path.ts";
-import type { TunnelBindings, TunnelRuntime, TunnelSettings } from "./settings.ts";
+import { RepeatedLines } from "./request/repeated-lines.ts";
+import type { TunnelSettings } from "./settings.ts";
 import { createSpoolBudget } from "./spool/budget.ts";
 import { createSpoolConsumer } from "./spool/consumer.ts";
-import { createDeadLetterConsumer, DEAD_LETTER_QUEUE } from "./spool/dead-letters.ts";
+import { createDeadLetterConsumer } from "./spool/dead-letters.ts";
 import { createSpoolRecorder } from "./spool/record.ts";
 import { SpoolStats } from "./spool/stats.ts";
 import { createSpool, NO_SPOOL } from "./spool/store.ts";
@@ -17,10 +19,20 @@ import { SentryLimits } from "./upstream/sentry-limits.ts";
 
 /** Everything a Worker needs to run the tunnel: its `fetch` for the tunnel's paths, and its `queue()`. */
 export interface TunnelWorker {
-  /** Whether a path is the tunnel's: every spelling of each route and of its CSP report path (the tunnel answers all but the exact ones 404). */
-  serves(pathname: string): boolean;
+  /**
+   * Whether a request is the tunnel's: every spelling of each route and of its CSP report path
+   * (the tunnel answers all but the exact ones 404), and what Sentry's SDK posts with
+   * `tunnel: true` for a DSN not allowed, which the tunnel refuses 403. Given a path alone, the
+   * spellings only.
+   */
+  serves(request: Request | string): boolean;
   fetch: Tunnel;
-  /** The Worker's `queue()` handler, for the spool and its dead-letter queue. */
+  /** Whether a queue is the spool's or its dead-letter queue, whose batches {@link queue} takes. */
+  handlesQueue(name: string): boolean;
+  /**
+   * The Worker's `queue()` handler for the spool and its dead-letter queue. A batch of any other
+   * queue is the host's: it is never acknowledged here, but thrown back, to be delivered again.
+   */
   queue(batch: MessageBatch<unknown>): Promise<void>;
   /**
    * Whether a client (its `CF-Connecting-IP`) may send one more request now: the tunnel's own
@@ -58,10 +70,23 @@ export interface TunnelWorkerParts extends TunnelParts {
  */
 export function createTunnelWorker(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime = {}): TunnelWorker {
   const parts = buildTunnelParts(settings, bindings, runtime);
+  const { spoolQueue, deadLetterQueue } = settings;
   return {
-    serves: (pathname) => isTunnelPathSpelling(pathname, parts.gate.paths),
+    serves(request) {
+      if (typeof request === "string") return isTunnelPathSpelling(request, parts.gate.paths);
+      const { pathname } = new URL(request.url);
+      return isTunnelPathSpelling(pathname, parts.gate.paths) || postsToOtherSentryPath(request, pathname, parts.gate);
+    },
     fetch: tunnelOf(parts),
-    queue: (batch) => (batch.queue === DEAD_LETTER_QUEUE ? parts.settleDeadLetters(batch) : parts.consume(batch)),
+    handlesQueue: (name) => name === spoolQueue || name === deadLetterQueue,
+    async queue(batch) {
+      if (batch.queue === spoolQueue) return parts.consume(batch);
+      if (batch.queue === deadLetterQueue) return parts.settleDeadLetters(batch);
+      throw new Error(
+        `The tunnel was handed a batch of queue "${batch.queue}", which is not its spool ("${spoolQueue}") or dead-letter queue ("${deadLetterQueue}"): ` +
+          "it acknowledged none of it. Dispatch on tunnel.handlesQueue(batch.queue) in the Worker's queue().",
+      );
+    },
     clientAllowed: parts.clientAllowed,
     reports: parts.reports,
     spoolStats: parts.spoolBound ? parts.stats : undefined,
@@ -79,12 +104,6 @@ function forwardedLinesKept(settings: TunnelSettings, bindings: TunnelBindings):
 
 /** Missing optional bindings become parts that do nothing: no stage asks whether one is there. */
 const NO_ANALYTICS: Pick<AnalyticsEngineDataset, "writeDataPoint"> = { writeDataPoint: () => {} };
-/**
- * The type requires the request limiter; a Worker started without it all the same (a benchmark
- * measuring the tunnel's own cost) lets every client through, without asking a binding that is not there.
- */
-const EVERY_CLIENT: ClientLimiter = async () => true;
-
 /** The parts of {@link createTunnelWorker}, for it and for measurements of the stages (`npm run bench:ablation`). */
 export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime): TunnelWorkerParts {
   const { now = Date.now, random = Math.random, fetch, log: write = logToConsole } = runtime;
@@ -95,7 +114,7 @@ export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindi
         if (!isRoutine(line)) write(line);
       };
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
-  const limiter = bindings.TUNNEL_RATE_LIMITER as TunnelBindings["TUNNEL_RATE_LIMITER"] | undefined;
+  const { limiter, clientBudget, totalBudget } = limitBindings(settings, bindings);
   const clientAllowed = limiter ? createClientLimiter(limiter, settings.rateLimitPeriodSeconds, now) : EVERY_CLIENT;
   const analytics = bindings.TUNNEL_ANALYTICS ?? NO_ANALYTICS;
   const limits = new SentryLimits(now);
@@ -108,7 +127,7 @@ export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindi
     limits,
     breakers: breakersFor(allowList, now),
     spool: queue ? createSpool({ queue, bucket }) : NO_SPOOL,
-    spoolBudget: createSpoolBudget(bindings.TUNNEL_SPOOL_CLIENT_BUDGET, bindings.TUNNEL_SPOOL_TOTAL_BUDGET, now),
+    spoolBudget: createSpoolBudget(clientBudget, totalBudget, now),
     spoolStats: stats,
     reports,
     fetch,
@@ -118,7 +137,7 @@ export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindi
     gate: createGate(settings, clientAllowed, allowList),
     allowList,
     delivery,
-    recorder: { log, analytics, now },
+    recorder: { log, refusals: new RepeatedLines<TunnelLogLine>(settings.rateLimitPeriodSeconds, log, now), analytics, now },
     maxEnvelopeBytes: settings.maxEnvelopeBytes,
     timeoutMs: settings.timeoutMs,
     reportError: runtime.reportError ?? (() => {}),

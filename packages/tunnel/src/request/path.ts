@@ -19,10 +19,18 @@ export interface TunnelPaths {
   reports: ReadonlySet<string>;
 }
 
-/** `sentryPaths` take envelopes only: Sentry's SDK sends no CSP report beside them. */
+/**
+ * `sentryPaths` take envelopes only: Sentry's SDK sends no CSP report beside them. Each is served
+ * with a trailing slash too, as Sentry's own tunnel serves it, for `tunnel: { trailingSlash: true }`.
+ */
 export function tunnelPaths(routes: readonly string[], sentryPaths: readonly string[] = []): TunnelPaths {
   const all = [...new Set([TUNNEL_PATH, ...routes])];
-  return { envelopes: new Set([...all, ...sentryPaths]), reports: new Set(all.map(reportPathOf)) };
+  return { envelopes: new Set([...all, ...sentryPaths, ...sentryPaths.map((path) => `${path}/`)]), reports: new Set(all.map(reportPathOf)) };
+}
+
+/** The shape of Sentry's own tunnel path, `/` and a 32-bit hash in base 36, with or without a trailing slash. */
+export function isSentryPathShape(pathname: string): boolean {
+  return /^\/[0-9a-z]{1,7}\/?$/.test(pathname);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
- * Reading a Worker's text variables by one set of rules: trimmed, empty meaning "the default",
- * lists comma-separated. Anything else is refused with a {@link ConfigError} that names the
- * variable, so that a bad setting stops the Worker when it starts rather than a request later.
+ * Reading a Worker's variables by one set of rules: trimmed, empty meaning "the default", lists
+ * comma-separated. Anything else is refused with a {@link ConfigError} that names the variable, so
+ * that a bad setting stops the Worker when it starts rather than a request later.
  */
 export class ConfigError extends Error {
   readonly variable: string;
@@ -29,8 +29,21 @@ export interface VariableReader<Name extends string> {
   fraction(name: Name, fallback: number): number;
 }
 
-export function variableReader<Name extends string>(env: Partial<Record<Name, string>>): VariableReader<Name> {
-  const text = (name: Name) => (env[name] ?? "").trim();
+/**
+ * What a variable can be as the Worker gets it: text from `.dev.vars`, `.env`, `--var` or a quoted
+ * `[vars]` value; a number or `true`/`false` from an unquoted one, which wrangler passes on as JSON.
+ * A TOML table or array is JSON too, and no setting of ours.
+ */
+export type VariableValue = string | number | boolean;
+
+export function variableReader<Name extends string>(env: Partial<Record<Name, unknown>>): VariableReader<Name> {
+  const text = (name: Name) => {
+    const value = env[name];
+    if (value === undefined || value === null) return "";
+    if (typeof value === "string") return value.trim();
+    if ((typeof value === "number" && Number.isFinite(value)) || typeof value === "boolean") return String(value);
+    throw new ConfigError(name, `must be text, a number, or true or false, got ${JSON.stringify(value)}`);
+  };
   const list = (name: Name) =>
     text(name)
       .split(",")
@@ -55,7 +68,9 @@ export function variableReader<Name extends string>(env: Partial<Record<Name, st
     onOrOff(name, fallback) {
       const value = text(name).toLowerCase();
       if (value === "") return fallback;
-      if (value === "on" || value === "off") return value === "on";
+      // TOML's `true` and `false` arrive as booleans; the same words in `.dev.vars` as text.
+      if (value === "on" || value === "true") return true;
+      if (value === "off" || value === "false") return false;
       throw new ConfigError(name, `must be on or off (or empty for the default), got "${value}"`);
     },
     fraction(name, fallback) {

@@ -2,9 +2,6 @@ import { discardedCategories, type ClientReports } from "../upstream/client-repo
 import type { SpoolRecorder } from "./record.ts";
 import { isSpooledEnvelope, plainBody } from "./store.ts";
 
-/** The spool's dead-letter queue, as `wrangler.toml` names it: its batches go to {@link createDeadLetterConsumer}. */
-export const DEAD_LETTER_QUEUE = "tunnel-spool-dead";
-
 interface DeadLetterParts {
   bucket: R2Bucket | undefined;
   reports: ClientReports;

@@ -13,9 +13,10 @@ import { forwardWhole } from "./forward.ts";
  * - `network_error`: Sentry could not take it for 24 hours (expired);
  * - `queue_overflow`: over the spool's byte budget;
  * - `send_error`: its DSN is no longer allowed (counted in the app's own project);
- * - `internal_sdk_error`: the spool could not handle the message (dead-lettered, unreadable).
+ * - `internal_sdk_error`: the spool could not handle the message (dead-lettered, unreadable);
+ * - `before_send`: a host's own report its rules drop (the app's, of a request another site's page made).
  */
-export type DiscardReason = "ratelimit_backoff" | "network_error" | "queue_overflow" | "send_error" | "internal_sdk_error";
+export type DiscardReason = "ratelimit_backoff" | "network_error" | "queue_overflow" | "send_error" | "internal_sdk_error" | "before_send";
 
 interface Discarded {
   reason: DiscardReason;

@@ -14,13 +14,16 @@ describe("upstreamRequestHeaders", () => {
     referer: "https://app.example.com/page",
     "sec-ch-ua": '"Chromium";v="156"',
     "sec-ch-ua-platform": '"Linux"',
+    "sec-ch-ua-model": '"Pixel 9"',
+    "sec-ch-ua-platform-version": '"15.0.0"',
+    "sec-ch-ua-mobile": "?1",
     "sec-ch-ua-full-version-list": '"Chromium";v="156.0.8078.73"',
     "sec-ch-ua-evil": "smuggled",
     "content-type": "text/plain;charset=UTF-8",
     host: "app.example.com",
   });
 
-  it("sends the client's identity and IP, client hints by exact name only, and no first-party header", () => {
+  it("sends the client's identity and IP, the client hints Relay reads by exact name only, and no first-party header", () => {
     const headers = upstreamRequestHeaders(client, "identity", 123);
     expect(headers).toEqual({
       "content-type": "application/x-sentry-envelope",
@@ -29,7 +32,9 @@ describe("upstreamRequestHeaders", () => {
       origin: "https://app.example.com",
       referer: "https://app.example.com/page",
       "sec-ch-ua": '"Chromium";v="156"',
+      "sec-ch-ua-model": '"Pixel 9"',
       "sec-ch-ua-platform": '"Linux"',
+      "sec-ch-ua-platform-version": '"15.0.0"',
       "x-forwarded-for": "203.0.113.7",
       "x-sentry-forwarded-for": "203.0.113.7",
     });

@@ -7,15 +7,18 @@ import type { ContentEncoding } from "../request/content-encoding.ts";
 
 /**
  * What Relay uses from the browser: the client's identity for inbound filters and for the event's
- * request data. Client hints by exact name: a prefix would let any `sec-ch-ua-…` header through.
+ * request data, the client hints it reads for the device's model and the OS's version among them
+ * (the list Sentry's own tunnel forwards, `@sentry/core` 11.12's `tunnelForward`). Client hints by
+ * exact name: a prefix would let any `sec-ch-ua-…` header through.
  */
 const FORWARDED_CLIENT_HEADERS = [
   "user-agent",
   "origin",
   "referer",
   "sec-ch-ua",
-  "sec-ch-ua-mobile",
+  "sec-ch-ua-model",
   "sec-ch-ua-platform",
+  "sec-ch-ua-platform-version",
 ];
 
 /** What the browser SDK needs from Sentry's answer: its rate-limit back-off reads these. */
