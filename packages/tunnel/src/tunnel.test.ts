@@ -94,6 +94,60 @@ describe("the tunnel: the rate limiter", () => {
   });
 });
 
+describe("the tunnel: the limits it requires", () => {
+  const limiter = { limit: async () => ({ success: true }) };
+  const queue = { send: async () => {} };
+  const refusal = (variables: TunnelVariables, bindings: TunnelBindings) => {
+    try {
+      createTunnelWorker(readTunnelSettings({ SENTRY_DSN: DSN, ...variables }), bindings);
+    } catch (error) {
+      return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    }
+    return "started";
+  };
+
+  it.each([
+    ["no request limiter", {}, {}, "ConfigError: TUNNEL_RATE_LIMITER is not bound"],
+    ["a spool without its client budget", {}, { TUNNEL_RATE_LIMITER: limiter, TUNNEL_SPOOL: queue, TUNNEL_SPOOL_TOTAL_BUDGET: limiter }, "ConfigError: TUNNEL_SPOOL_CLIENT_BUDGET is not bound"],
+    ["a spool without its total budget", {}, { TUNNEL_RATE_LIMITER: limiter, TUNNEL_SPOOL: queue, TUNNEL_SPOOL_CLIENT_BUDGET: limiter }, "ConfigError: TUNNEL_SPOOL_TOTAL_BUDGET is not bound"],
+    ["limits turned off with a limiter bound", { TUNNEL_RATE_LIMITING: "off" }, { TUNNEL_RATE_LIMITER: limiter }, "ConfigError: TUNNEL_RATE_LIMITING is off, but TUNNEL_RATE_LIMITER is bound"],
+  ] as [string, TunnelVariables, TunnelBindings, string][])("does not start with %s, and names what is wrong", (_, variables, bindings, said) => {
+    expect(refusal(variables, bindings)).toContain(said);
+  });
+
+  it("starts with every limit bound, without a spool, or with no limit said on purpose", () => {
+    expect(refusal({}, { TUNNEL_RATE_LIMITER: limiter, TUNNEL_SPOOL: queue, TUNNEL_SPOOL_CLIENT_BUDGET: limiter, TUNNEL_SPOOL_TOTAL_BUDGET: limiter })).toBe("started");
+    expect(refusal({}, { TUNNEL_RATE_LIMITER: limiter })).toBe("started");
+    expect(refusal({ TUNNEL_RATE_LIMITING: "off" }, { TUNNEL_SPOOL: queue })).toBe("started");
+  });
+});
+
+describe("the tunnel: its own queues, and no other", () => {
+  const queueBatch = (queue: string) => {
+    const acked: string[] = [];
+    const retried: string[] = [];
+    const batch = {
+      queue,
+      messages: [{ id: "1", body: { mine: true }, attempts: 1, timestamp: new Date(), ack: () => acked.push("1"), retry: () => retried.push("1") }],
+      ackAll: () => acked.push("all"),
+      retryAll: () => retried.push("all"),
+    } as unknown as MessageBatch<unknown>;
+    return { batch, acked, retried };
+  };
+
+  it("says which queues it takes, by the names its settings give", () => {
+    const { worker } = tunnelWith({ variables: { TUNNEL_SPOOL_QUEUE_NAME: "staging-spool", TUNNEL_DEAD_LETTER_QUEUE_NAME: "staging-spool-dead" } });
+    expect(["staging-spool", "staging-spool-dead", "tunnel-spool", "orders"].map((name) => worker.handlesQueue(name))).toEqual([true, true, false, false]);
+  });
+
+  it("throws another queue's batch back, acknowledging none of it, so that the runtime delivers it again", async () => {
+    const { worker } = tunnelWith({ bindings: { TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: { limit: async () => ({ success: true }) }, TUNNEL_SPOOL_TOTAL_BUDGET: { limit: async () => ({ success: true }) } } });
+    const { batch, acked, retried } = queueBatch("orders");
+    await expect(worker.queue(batch)).rejects.toThrow('The tunnel was handed a batch of queue "orders"');
+    expect({ acked, retried }).toEqual({ acked: [], retried: [] });
+  });
+});
+
 describe("the tunnel: one path", () => {
   it.each(["/monitoring/", "/Monitoring", "//monitoring", "/%6Donitoring"])("answers %s with 404, and forwards nothing", async (path) => {
     const { tunnel, sentry } = tunnelWith();
