@@ -51,18 +51,19 @@ const unbound = (name: string, what: string) =>
       "or set TUNNEL_RATE_LIMITING=off to run without limits on purpose",
   );
 
-/**
- * The limits' bindings as the settings require them: all of them while limits are on, the spool's
- * byte budgets once a spool is bound, and none at all when the operator turned limits off. A
- * missing one stops the Worker when it starts, with its name: left out of an `[env.*]` section,
- * it would otherwise lift every limit without a word.
- */
+/** The request limiter and the spool's two byte budgets, each `undefined` when not to be asked. */
 interface LimitBindings {
   limiter: Pick<RateLimit, "limit"> | undefined;
   clientBudget: Pick<RateLimit, "limit"> | undefined;
   totalBudget: Pick<RateLimit, "limit"> | undefined;
 }
 
+/**
+ * The limits' bindings as the settings require them: all of them while limits are on, the spool's
+ * byte budgets once a spool is bound, and none at all when the operator turned limits off. A
+ * missing one stops the Worker when it starts, with its name: left out of an `[env.*]` section,
+ * it would otherwise lift every limit without a word.
+ */
 export function limitBindings(settings: TunnelSettings, bindings: TunnelBindings): LimitBindings {
   const { TUNNEL_RATE_LIMITER: limiter, TUNNEL_SPOOL_CLIENT_BUDGET, TUNNEL_SPOOL_TOTAL_BUDGET } = bindings;
   if (!settings.rateLimiting) {
