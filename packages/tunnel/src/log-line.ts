@@ -65,7 +65,10 @@ export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: n
     duration_ms: now() - receivedAt,
   };
   if (line.outcome === "rejected") refusals.say(client, `${line.kind} ${line.reason} ${line.status}`, line);
-  else log(line);
+  else {
+    refusals.flush();
+    log(line);
+  }
   try {
     analytics.writeDataPoint(tunnelDataPoint(line));
   } catch {

@@ -19,9 +19,9 @@ interface Held<Line> {
  * need a look are not buried. Each line written carries `repeats`, the identical lines of that
  * client held back before it, so that a line stands for `1 + repeats` of them; every request still
  * has its data point. What a window held is carried by the client's next line in the window after,
- * or else written on its own when a later window begins in this isolate (with the next request it
- * serves): the count of an isolate's last window waits for its next request, or is only in the
- * data points if none comes.
+ * or else written on its own once a later window has begun, at the next {@link say} or
+ * {@link flush} (the tunnel flushes with every request it records): the count of an isolate's last
+ * window waits for its next request, or is only in the data points if none comes.
  */
 export class RepeatedLines<Line extends object> {
   readonly #periodMs: number;
@@ -38,8 +38,7 @@ export class RepeatedLines<Line extends object> {
 
   /** `line`, said on behalf of the client at `ip` (its `CF-Connecting-IP`); `kind` tells lines apart that differ in more than their figures. */
   say(ip: string | null, kind: string, line: Line): void {
-    const window = Math.floor(this.#now() / this.#periodMs);
-    this.#turn(window);
+    const window = this.flush();
     let key = `${clientKey(ip)}\n${kind}`;
     if (!this.#held.has(key) && this.#held.size >= MAX_REMEMBERED) key = `${OTHERS}\n${kind}`;
     const held = this.#held.get(key);
@@ -53,11 +52,13 @@ export class RepeatedLines<Line extends object> {
   }
 
   /**
-   * A new window: what a client held two windows ago and did not carry on its own line since is
-   * written now, the last line held standing for the rest; clients with nothing held are forgotten.
+   * Once a new window has begun: what a client held two windows ago and did not carry on its own
+   * line since is written now, the last line held standing for the rest; clients with nothing held
+   * are forgotten. Returns the current window.
    */
-  #turn(window: number): void {
-    if (window === this.#window) return;
+  flush(): number {
+    const window = Math.floor(this.#now() / this.#periodMs);
+    if (window === this.#window) return window;
     this.#window = window;
     for (const [key, held] of this.#held) {
       if (held.window >= window - 1) continue;
@@ -68,5 +69,6 @@ export class RepeatedLines<Line extends object> {
       this.#write({ ...held.line, repeats: held.count - 1 });
       this.#held.set(key, { window, count: 0, line: held.line });
     }
+    return window;
   }
 }
