@@ -44,7 +44,10 @@ export function workerReporting(config: AppConfig, { clientAllowed, reports }: P
   const gate: ReportGate = {
     async admits({ address, byAnotherSite }, category) {
       if (byAnotherSite) return drop(address, "other_site", category);
-      return (await clientAllowed(address)) || drop(address, "client_share", category);
+      if (!(await clientAllowed(address))) return drop(address, "client_share", category);
+      // What earlier windows held is written once a later one has begun, with any report.
+      dropped.flush();
+      return true;
     },
   };
   return {
