@@ -31,6 +31,7 @@ describe("readConfig", () => {
       rateLimiting: true,
       spoolQueue: "tunnel-spool",
       deadLetterQueue: "tunnel-spool-dead",
+      spoolMaxRetries: 5,
       spoolRetrySeconds: 10,
       logForwarded: false,
       ownProject: undefined,
@@ -188,7 +189,7 @@ describe("wrangler.toml", () => {
   const config = parse(readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8")) as {
     vars: Record<string, string>;
     ratelimits: { name: string; simple: { period: number } }[];
-    queues: { producers: { queue: string; binding: string }[]; consumers: { queue: string; dead_letter_queue?: string }[] };
+    queues: { producers: { queue: string; binding: string }[]; consumers: { queue: string; dead_letter_queue?: string; max_retries?: number }[] };
   };
 
   it("tells limited clients to wait exactly the rate limiter's period", () => {
@@ -202,6 +203,11 @@ describe("wrangler.toml", () => {
     expect(producers.find((producer) => producer.binding === "TUNNEL_SPOOL")?.queue).toBe(spoolQueue);
     expect(consumers.find((consumer) => consumer.queue === spoolQueue)?.dead_letter_queue).toBe(deadLetterQueue);
     expect(consumers.map((consumer) => consumer.queue)).toContain(deadLetterQueue);
+  });
+
+  it("has the consumer send a held envelope again as a new message before the queue's max_retries would dead-letter it", () => {
+    const { spoolQueue, spoolMaxRetries } = readConfig(config.vars).tunnel;
+    expect(config.queues.consumers.find((consumer) => consumer.queue === spoolQueue)?.max_retries).toBe(spoolMaxRetries);
   });
 
   it("binds every limit the tunnel requires while TUNNEL_RATE_LIMITING is on", () => {

@@ -29,8 +29,8 @@ export interface Delivery {
 }
 
 /** One breaker per upstream of the allow-list, on the tunnel's clock. */
-export function breakersFor(allowList: DsnAllowList, now: () => number): ReadonlyMap<string, UpstreamBreaker> {
-  return new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker(now)]));
+export function breakersFor(allowList: DsnAllowList, now: () => number, failuresToOpen?: number): ReadonlyMap<string, UpstreamBreaker> {
+  return new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker(now, failuresToOpen)]));
 }
 
 export interface Delivered {

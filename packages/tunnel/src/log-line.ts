@@ -1,7 +1,7 @@
 import type { Answer, TunnelAnswerCode, TunnelOutcome } from "./answers.ts";
 import type { TunnelQuery } from "./request/query.ts";
 import type { RepeatedLines } from "./request/repeated-lines.ts";
-import type { SpoolLogLine } from "./spool/record.ts";
+import type { SpoolBatchLine, SpoolLogLine } from "./spool/record.ts";
 
 /** The one log line per request; it never holds the DSN's key, the client's IP or a cookie. */
 export interface TunnelLogLine {
@@ -37,7 +37,7 @@ export interface RequestFacts {
 export const NO_FACTS: RequestFacts = { kind: "envelope", query: undefined, bytes: null, upstreamStatus: null };
 
 /** Every structured line the tunnel writes: one per request, and one per spool outcome. */
-export type LogLine = TunnelLogLine | SpoolLogLine;
+export type LogLine = TunnelLogLine | SpoolLogLine | SpoolBatchLine;
 
 export interface Recorder {
   log: (line: TunnelLogLine) => void;

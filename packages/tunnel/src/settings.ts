@@ -1,6 +1,7 @@
 import { SECURITY_REPORT_PATH, TUNNEL_PATH } from "./request/path.ts";
 import { hostPathProblem, derivedRoute, routeCollision, routeProblem, sentryTunnelPath, type ServedRoute } from "./request/route.ts";
-import { ConfigError, variableReader, type VariableReader, type VariableValue } from "./shared/variables.ts";
+import { ConfigError, variableReader, type VariableValue } from "./shared/variables.ts";
+import { readSpoolQueues } from "./spool/queues.ts";
 import { parseDsn, type Dsn } from "./upstream/dsn.ts";
 import { projectOf, type OwnProject } from "./upstream/ingest.ts";
 
@@ -37,9 +38,10 @@ export interface TunnelSettings {
    * says there is to be no limit, so that a binding left out stops the Worker instead of lifting every limit.
    */
   rateLimiting: boolean;
-  /** The spool's queue and its dead-letter queue, as `wrangler.toml` names them: `queue()` takes batches of these two only. */
+  /** The spool's queue and its dead-letter queue, whose batches alone `queue()` takes, and their `max_retries` (`spool/queues.ts`). */
   spoolQueue: string;
   deadLetterQueue: string;
+  spoolMaxRetries: number;
   /** The spool's first retry delay; each further attempt waits twice as long, up to an hour. */
   spoolRetrySeconds: number;
   /**
@@ -70,6 +72,7 @@ export type TunnelVariables = Partial<
     | "TUNNEL_RATE_LIMITING"
     | "TUNNEL_SPOOL_QUEUE_NAME"
     | "TUNNEL_DEAD_LETTER_QUEUE_NAME"
+    | "TUNNEL_SPOOL_MAX_RETRIES"
     | "TUNNEL_SPOOL_RETRY_SECONDS"
     | "TUNNEL_ROUTE"
     | "TUNNEL_RETIRED_ROUTES"
@@ -96,8 +99,6 @@ const DEFAULT_MAX_ENVELOPE_BYTES = 20 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
 const DEFAULT_SPOOL_RETRY_SECONDS = 10;
-const DEFAULT_SPOOL_QUEUE = "tunnel-spool";
-const DEFAULT_DEAD_LETTER_QUEUE = "tunnel-spool-dead";
 
 /**
  * The tunnel's settings, read once and checked: throws a {@link ConfigError} naming the first
@@ -124,7 +125,7 @@ export function readTunnelSettings(env: TunnelVariables, { hostPaths = [], relea
     upstreamOrigin: read.optionalOrigin("TUNNEL_UPSTREAM_ORIGIN"),
     rateLimitPeriodSeconds: read.positiveInteger("TUNNEL_RATE_LIMIT_PERIOD_SECONDS", DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
     rateLimiting: read.onOrOff("TUNNEL_RATE_LIMITING", true),
-    ...spoolQueues(read),
+    ...readSpoolQueues(read),
     spoolRetrySeconds: read.positiveInteger("TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),
     logForwarded: read.onOrOff("TUNNEL_LOG_FORWARDED", false),
     ownProject: ownDsn && { dsn: ownDsn, environment: read.text("SENTRY_ENVIRONMENT") || "production", release },
@@ -150,22 +151,6 @@ export function tunnelUrlFor(settings: TunnelSettings, dsn: string | undefined =
   query.set("p", projectId);
   if (region) query.set("r", region);
   return `${TUNNEL_PATH}?${query}`;
-}
-
-/** Cloudflare's rule for a queue's name: lowercase letters, digits and dashes, at most 63. */
-const QUEUE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-
-/** The spool's two queues, as `wrangler.toml` names them; one cannot be both, or its batches would be read as the other's. */
-function spoolQueues(read: VariableReader<TunnelVariable>): Pick<TunnelSettings, "spoolQueue" | "deadLetterQueue"> {
-  const named = (variable: TunnelVariable, fallback: string) => {
-    const value = read.text(variable) || fallback;
-    if (!QUEUE_NAME.test(value)) throw new ConfigError(variable, `must be a queue's name as wrangler.toml gives it (lowercase letters, digits and -), got "${value}"`);
-    return value;
-  };
-  const spoolQueue = named("TUNNEL_SPOOL_QUEUE_NAME", DEFAULT_SPOOL_QUEUE);
-  const deadLetterQueue = named("TUNNEL_DEAD_LETTER_QUEUE_NAME", DEFAULT_DEAD_LETTER_QUEUE);
-  if (spoolQueue === deadLetterQueue) throw new ConfigError("TUNNEL_DEAD_LETTER_QUEUE_NAME", `names the spool's own queue, "${spoolQueue}": the dead-letter queue must be another`);
-  return { spoolQueue, deadLetterQueue };
 }
 
 function dsn(variable: TunnelVariable, value: string): Dsn {

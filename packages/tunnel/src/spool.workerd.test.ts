@@ -320,6 +320,23 @@ describe("the spool's consumer", () => {
     expect(tunnel.sentry.envelopes()).toEqual([]);
   });
 
+  it("asks Sentry no more while it is down however deep the backlog: a batch's first envelope finds it down, and the rest wait unasked", async () => {
+    const requestsFor = async (backlog: number) => {
+      const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
+      tunnel.sentry.answer = busy;
+      const messages = Array.from({ length: backlog }, () => message(envelope().body, Date.now()));
+      // In batches as the queue hands them over, each one whole before the next.
+      for (let at = 0; at < messages.length; at += 100) await consume(tunnel, ...messages.slice(at, at + 100));
+      const lines = tunnel.lines.filter((line) => line.event === "tunnel_spool_batch");
+      return { requests: tunnel.sentry.arrivals, waiting: lines.reduce((sum, line) => sum + line.retried + line.deferred, 0) };
+    };
+    const small = await requestsFor(30);
+    const large = await requestsFor(600);
+    expect(small).toEqual({ requests: small.requests, waiting: 30 });
+    expect(large).toEqual({ requests: small.requests, waiting: 600 });
+    expect(small.requests).toBe(1);
+  });
+
   it("drops an envelope that Sentry answers with a redirect, which is never followed", async () => {
     const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
     tunnel.sentry.answer = () => new Response(null, { status: 307, headers: { location: "https://o4501.ingest.us.sentry.io/elsewhere" } });
@@ -335,16 +352,13 @@ describe("the spool's consumer", () => {
     expect(spoolLines(tunnel)).toEqual([expect.objectContaining({ outcome: "dropped", upstream_status: 400 })]);
 
     tunnel.sentry.answer = busy;
-    // Sent again, with its tries counted and a delay, and this message acknowledged.
-    expect((await consume(tunnel, message(envelope().body, Date.now()))).explicitAcks).toEqual(["0"]);
-    expect(tunnel.stored).toMatchObject([{ tries: 1 }]);
-    tunnel.sentry.answer = () => Response.json(SENTRY_OK);
-    await drain(tunnel);
-    expect(spoolLines(tunnel).slice(1).map(({ outcome, upstream_status }) => [outcome, upstream_status])).toEqual([
-      ["retried", 503],
-      ["delivered", 200],
-    ]);
-    expect(spoolLines(tunnel)[1]).toMatchObject({ retry_in_s: expect.any(Number) });
+    // Retried by the queue, with a delay: nothing written, nothing acknowledged, and counted in its batch's line.
+    const retried = await consume(tunnel, message(envelope().body, Date.now()));
+    expect(retried.retryMessages).toEqual([{ msgId: "0" }]);
+    expect(retried.explicitAcks).toEqual([]);
+    expect(tunnel.stored).toEqual([]);
+    expect(tunnel.lines.at(-1)).toMatchObject({ event: "tunnel_spool_batch", messages: 1, retried: 1, deferred: 0 });
+    expect(spoolLines(tunnel)).toHaveLength(1);
   });
 
   it("gives up a dead-lettered envelope at once: its R2 object deleted, the message acknowledged, the outcome logged", async () => {

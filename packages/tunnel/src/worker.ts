@@ -148,7 +148,8 @@ export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindi
     spoolBound: queue !== undefined,
     logsForwarded,
     // Without a queue there is nothing this Worker could have stored: the queue may try again.
-    consume: queue ? createSpoolConsumer(settings, { queue, bucket, allowList, limits, reports, record, now, random, fetch }) : async (batch) => batch.retryAll(),
+    // Breakers of its own: what it learns of Sentry from its probes, apart from the live path's.
+    consume: queue ? createSpoolConsumer(settings, { queue, bucket, allowList, limits, breakers: breakersFor(allowList, now, 1), reports, record, now, random, fetch }) : async (batch) => batch.retryAll(),
     settleDeadLetters: createDeadLetterConsumer({ bucket, reports, record, now }),
   };
 }

@@ -3,18 +3,19 @@ import { describe, expect, it, vi } from "vitest";
 import { compileAllowList } from "../upstream/allow-list.ts";
 import type { ClientReports } from "../upstream/client-reports.ts";
 import { parseDsn } from "../upstream/dsn.ts";
+import { UpstreamBreaker } from "../upstream/breaker.ts";
 import { SentryLimits } from "../upstream/sentry-limits.ts";
 import { createSpoolConsumer } from "./consumer.ts";
 import { createDeadLetterConsumer } from "./dead-letters.ts";
-import { createSpoolRecorder, type SpoolLogLine } from "./record.ts";
+import { createSpoolRecorder, type SpoolBatchLine, type SpoolLogLine } from "./record.ts";
 import { SpoolStats } from "./stats.ts";
 import type { SpooledEnvelope } from "./store.ts";
 
 const DSN = "https://k@o1.ingest.us.sentry.io/2";
 const NOW = Date.UTC(2027, 0, 1);
 
-function message(body: unknown) {
-  return { id: "m", timestamp: new Date(NOW), attempts: 1, body, ack: vi.fn(), retry: vi.fn() };
+function message(body: unknown, attempts = 1) {
+  return { id: "m", timestamp: new Date(NOW), attempts, body, ack: vi.fn(), retry: vi.fn() };
 }
 
 function stored(overrides: Partial<SpooledEnvelope> = {}): SpooledEnvelope {
@@ -27,8 +28,9 @@ function runtime(answer: () => Response | Promise<Response>) {
   const reports: ClientReports = { count: (...args) => void counted.push(args), flush: async () => {} };
   const sent: [SpooledEnvelope, QueueSendOptions][] = [];
   const deleted: string[] = [];
+  const upstream = "https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0";
   const bucket = { delete: async (key: string) => void deleted.push(key), get: async () => null } as unknown as R2Bucket;
-  const lines: SpoolLogLine[] = [];
+  const lines: (SpoolLogLine | SpoolBatchLine)[] = [];
   const dataPoints: AnalyticsEngineDataPoint[] = [];
   return {
     counted,
@@ -41,6 +43,7 @@ function runtime(answer: () => Response | Promise<Response>) {
       bucket,
       allowList: compileAllowList([parseDsn(DSN)!], undefined),
       limits: new SentryLimits(() => NOW),
+      breakers: new Map([[upstream, new UpstreamBreaker(() => NOW, 1)]]),
       reports,
       record: createSpoolRecorder({ log: (line) => void lines.push(line), analytics: { writeDataPoint: (point) => void dataPoints.push(point!) }, stats: new SpoolStats() }),
       now: () => NOW,
@@ -50,7 +53,7 @@ function runtime(answer: () => Response | Promise<Response>) {
   };
 }
 
-const settings = { timeoutMs: 1_000, maxEnvelopeBytes: 1_000_000, spoolRetrySeconds: 10, ownProject: undefined };
+const settings = { timeoutMs: 1_000, maxEnvelopeBytes: 1_000_000, spoolRetrySeconds: 10, spoolMaxRetries: 5, ownProject: undefined };
 
 async function consume(fakes: ReturnType<typeof runtime>, ...messages: ReturnType<typeof message>[]) {
   const consumer = createSpoolConsumer(settings, fakes.value);
@@ -58,13 +61,41 @@ async function consume(fakes: ReturnType<typeof runtime>, ...messages: ReturnTyp
 }
 
 describe("the spool's consumer, with a fake batch", () => {
-  it("sends a retry again as a new message with its delay and one more try, and acknowledges the old one", async () => {
+  it("retries the message itself with its delay, writing nothing, and sums it in the batch's line with the queue's depth", async () => {
     const fakes = runtime(() => new Response("busy", { status: 503 }));
-    const old = message(stored({ tries: 2 }));
+    const held = message(stored({ tries: 2 }));
+    const consumer = createSpoolConsumer(settings, fakes.value);
+    const metrics = { backlogCount: 7, backlogBytes: 70_000, oldestMessageTimestamp: new Date(NOW - 90_000) };
+    await consumer({ queue: "tunnel-spool", messages: [held], metadata: { metrics }, retryAll() {}, ackAll() {} } as unknown as MessageBatch<unknown>);
+    expect(held.retry).toHaveBeenCalledWith({ delaySeconds: 40 });
+    expect(held.ack).not.toHaveBeenCalled();
+    expect(fakes.sent).toEqual([]);
+    expect(fakes.lines).toEqual([{ event: "tunnel_spool_batch", messages: 1, retried: 1, deferred: 0, backlog_count: 7, backlog_bytes: 70_000, oldest_age_s: 90 }]);
+  });
+
+  it("sends a message the queue has delivered max_retries times again as a new one, and acknowledges the old, so the queue never dead-letters it for waiting", async () => {
+    const fakes = runtime(() => new Response("busy", { status: 503 }));
+    const old = message(stored({ tries: 2 }), 5);
     await consume(fakes, old);
     expect(old.ack).toHaveBeenCalledOnce();
     expect(old.retry).not.toHaveBeenCalled();
-    expect(fakes.sent).toEqual([[expect.objectContaining({ tries: 3 }), { contentType: "v8", delaySeconds: 40 }]]);
+    // Two failures before, four deliveries of this message since: seven with this one.
+    expect(fakes.sent).toEqual([[expect.objectContaining({ tries: 7 }), { contentType: "v8", delaySeconds: 640 }]]);
+  });
+
+  it("asks Sentry once per probe while its breaker is open, and defers the rest without a request or a read of R2", async () => {
+    let asked = 0;
+    const fakes = runtime(() => (asked++, new Response("busy", { status: 503 })));
+    const breaker = fakes.value.breakers.values().next().value!;
+    breaker.failed();
+    // Open, and its cool-down just begun: no probe is due, and every message waits.
+    expect(breaker.allows()).toBe(false);
+    fakes.value.bucket = { get: async () => Promise.reject(new Error("R2 must not be read")) } as unknown as R2Bucket;
+    const messages = Array.from({ length: 50 }, (_, index) => message(stored(index % 2 ? {} : { body: undefined, key: `spool/${index}` })));
+    await consume(fakes, ...messages);
+    expect(asked).toBe(0);
+    expect(messages.every((held) => held.retry.mock.calls.length === 1 && held.ack.mock.calls.length === 0)).toBe(true);
+    expect(fakes.lines).toEqual([expect.objectContaining({ event: "tunnel_spool_batch", messages: 50, retried: 0, deferred: 50 })]);
   });
 
   it("delivers an envelope stored without the retired url field, to the allow-list's URL for its DSN", async () => {
@@ -74,7 +105,7 @@ describe("the spool's consumer, with a fake batch", () => {
     const { url: _retired, ...withoutUrl } = stored();
     const delivered = message(withoutUrl);
     await consume(fakes, delivered);
-    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "delivered" })]);
+    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "delivered" }), expect.objectContaining({ event: "tunnel_spool_batch", retried: 0 })]);
     expect(urls).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
   });
 
@@ -83,7 +114,7 @@ describe("the spool's consumer, with a fake batch", () => {
     const poison = message({ hello: "world" });
     await consume(fakes, poison);
     expect(poison.ack).toHaveBeenCalledOnce();
-    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "poison" })]);
+    expect(fakes.lines[0]).toEqual(expect.objectContaining({ outcome: "poison" }));
   });
 
   it("deletes the R2 object of an envelope it gives up, in the same step, and counts it", async () => {

@@ -6,29 +6,37 @@ import { discardedCategories, type ClientReports, type DiscardReason } from "../
 import type { Dsn } from "../upstream/dsn.ts";
 import { fateOfFailure, fateOfStatus } from "../upstream/fate.ts";
 import { forwardWhole } from "../upstream/forward.ts";
+import type { UpstreamBreaker } from "../upstream/breaker.ts";
 import type { SentryLimits } from "../upstream/sentry-limits.ts";
-import { decideAfterAttempt, MAX_ENVELOPE_AGE_MS, type AttemptResult, type SpoolVerdict } from "./decision.ts";
-import type { SpoolLogLine, SpoolRecorder } from "./record.ts";
+import { decideAfterAttempt, deferWhileDown, MAX_ENVELOPE_AGE_MS, type AttemptResult, type SpoolVerdict } from "./decision.ts";
+import { WAITING_OUTCOMES, type SpoolLogLine, type SpoolRecorder } from "./record.ts";
 import { withShiftedSentAt } from "./sent-at-shift.ts";
-import { isSpooledEnvelope, plainBody, storedEncoding, type SpooledEnvelope, type SpoolQueue } from "./store.ts";
+import { isSpooledEnvelope, plainBody, storedEncoding, unpacked, type SpooledEnvelope, type SpoolQueue } from "./store.ts";
 
 export interface SpoolConsumerSettings {
   timeoutMs: number;
   maxEnvelopeBytes: number;
   spoolRetrySeconds: number;
+  /** The consumer's `max_retries`: a message delivered this often goes back as a new one (`spool/queues.ts`). */
+  spoolMaxRetries: number;
   /** The app's own project: drops of a DSN no longer allowed are counted there. */
   ownProject: { dsn: Dsn } | undefined;
 }
 
 /** The parts the consumer shares with the live tunnel, built once by `createTunnelWorker`. */
 export interface SpoolConsumerParts {
-  /** The spool's queue: a retried envelope goes back in as a new message, so no retry spends one of the queue's. */
+  /** The spool's queue: an envelope held past `spoolMaxRetries` deliveries goes back in as a new message. */
   queue: SpoolQueue;
   bucket: R2Bucket | undefined;
   /** The same allow-list as the live tunnel's, checked again at delivery. */
   allowList: DsnAllowList;
   /** The same memory of Sentry's rate limits as the live tunnel's. */
   limits: SentryLimits;
+  /**
+   * The consumer's breakers, one per upstream: while one is open, the consumer asks Sentry only as
+   * its probe allows, and defers the rest, so that its requests to Sentry do not grow with the backlog.
+   */
+  breakers: ReadonlyMap<string, UpstreamBreaker>;
   reports: ClientReports;
   record: SpoolRecorder;
   now: () => number;
@@ -41,9 +49,10 @@ type Settled = Omit<SpoolLogLine, "event" | "age_s">;
 /**
  * The Worker's `queue()` handler for the spool: sends each stored envelope as the live tunnel would
  * have, to the allow-list's URL for its DSN with the stored headers, and settles it as
- * {@link decideAfterAttempt} says. Whatever gives an envelope up deletes its R2 object in the same
- * step and counts it in a client report. A retry is the same envelope sent again as a new message
- * with a delay, then the old one acknowledged: only the 24-hour expiry gives up on an envelope.
+ * {@link decideAfterAttempt} says; while Sentry is known to be down, defers it without asking
+ * ({@link deferWhileDown}). Whatever gives an envelope up deletes its R2 object in the same step
+ * and counts it in a client report. A retry is the message's own `retry()` with a delay, which
+ * writes nothing (decision 029); only the 24-hour expiry gives up on an envelope.
  *
  * Bodies that travel in their messages are sent together; bodies from R2 are held whole (up to the
  * envelope maximum) one at a time.
@@ -62,12 +71,31 @@ async function consumeBatch(batch: MessageBatch<unknown>, consumer: Consumer): P
   // Sentry costs the batch one deadline, not one per message. A body from R2 (up to the envelope
   // maximum) is fetched and sent one at a time, so that the batch holds at most one.
   const inR2 = (message: Message<unknown>) => isSpooledEnvelope(message.body) && message.body.key !== undefined;
-  await Promise.all(batch.messages.filter((message) => !inR2(message)).map((message) => consumeMessage(message, consumer)));
-  for (const message of batch.messages.filter(inR2)) await consumeMessage(message, consumer);
+  const waiting = { retried: 0, deferred: 0 };
+  const consume = async (message: Message<unknown>) => {
+    const outcome = await consumeMessage(message, consumer);
+    if (outcome === "retried" || outcome === "deferred") waiting[outcome] += 1;
+  };
+  // The first alone, as the probe of the rest: once it finds Sentry down, the rest wait unasked.
+  const [first, ...rest] = batch.messages.filter((message) => !inR2(message));
+  if (first) await consume(first);
+  await Promise.all(rest.map(consume));
+  for (const message of batch.messages.filter(inR2)) await consume(message);
+  const metrics = (batch as { metadata?: { metrics?: QueueMetrics } }).metadata?.metrics;
+  const oldest = metrics?.oldestMessageTimestamp;
+  consumer.record({
+    event: "tunnel_spool_batch",
+    messages: batch.messages.length,
+    ...waiting,
+    backlog_count: metrics?.backlogCount ?? null,
+    backlog_bytes: metrics?.backlogBytes ?? null,
+    oldest_age_s: oldest ? Math.max(0, Math.round((consumer.now() - new Date(oldest).getTime()) / 1000)) : null,
+  });
   await consumer.reports.flush();
 }
 
-async function consumeMessage(message: Message<unknown>, consumer: Consumer): Promise<void> {
+/** Settles one message; its own line unless it waits on, which the batch's line counts. */
+async function consumeMessage(message: Message<unknown>, consumer: Consumer): Promise<SpoolLogLine["outcome"]> {
   const receivedAt = isSpooledEnvelope(message.body) ? message.body.receivedAt : consumer.now();
   let settled: Settled;
   try {
@@ -78,7 +106,8 @@ async function consumeMessage(message: Message<unknown>, consumer: Consumer): Pr
     message.retry({ delaySeconds: 10 });
     settled = { outcome: "retried", upstream_status: null, tries: 0, retry_in_s: 10 };
   }
-  consumer.record({ event: "tunnel_spool", ...settled, age_s: Math.round((consumer.now() - receivedAt) / 1000) });
+  if (!WAITING_OUTCOMES.has(settled.outcome)) consumer.record({ event: "tunnel_spool", ...settled, age_s: Math.round((consumer.now() - receivedAt) / 1000) });
+  return settled.outcome;
 }
 
 /** One message: what stops it before Sentry is asked, then the attempt and what the decision makes of it. */
@@ -89,22 +118,40 @@ async function settle(message: Message<unknown>, consumer: Consumer): Promise<Se
     message.ack();
     return { outcome: "poison", upstream_status: null, tries: 0, retry_in_s: null };
   }
-  const tries = envelope.tries ?? 0;
+  // Every delivery of this message after its first is a wait it came back from.
+  const tries = (envelope.tries ?? 0) + Math.max(0, message.attempts - 1);
   const waited = consumer.now() - envelope.receivedAt;
-  const givenUp = async (outcome: SpoolLogLine["outcome"], stored: Uint8Array | undefined, reason: DiscardReason, countedFor?: string): Promise<Settled> => {
-    await giveUp(message, envelope, stored, reason, consumer, countedFor);
+  const givenUp = async (outcome: SpoolLogLine["outcome"], plain: Countable, reason: DiscardReason, countedFor?: string): Promise<Settled> => {
+    await giveUp(message, envelope, plain, reason, consumer, countedFor);
     return { outcome, upstream_status: null, tries, retry_in_s: null };
+  };
+  // What can be counted of it without reading R2: a packed body is inflated only if it is given up.
+  const inHand: Countable = async () => {
+    const sent = envelope.body && (await unpacked(envelope, envelope.body, consumer.settings.maxEnvelopeBytes));
+    return sent ? plainBody({ ...envelope, headers: sent.headers }, sent.body) : undefined;
   };
   // Read as the live tunnel reads it, so that any spelling it let in is known here too.
   const gate = checkEnvelopeDsn(envelope.dsn, consumer.allowList);
   // Taken off the allow-list since it was stored: not sent, and counted in the app's own project.
-  if (!gate.ok) return givenUp("not_allowed", envelope.body, "send_error", consumer.settings.ownProject?.dsn.text);
-  if (waited > MAX_ENVELOPE_AGE_MS) return givenUp("expired", envelope.body, "network_error");
+  if (!gate.ok) return givenUp("not_allowed", inHand, "send_error", consumer.settings.ownProject?.dsn.text);
+  if (waited > MAX_ENVELOPE_AGE_MS) return givenUp("expired", inHand, "network_error");
+  const breaker = consumer.breakers.get(gate.allowed.upstreamUrl);
+  if (breaker && !breaker.allows()) {
+    // Sentry is down and another request is its probe: held without a read of R2 or a request.
+    const verdict = deferWhileDown(breaker.failingForMs(), tries, waited, consumer.settings, consumer.random);
+    return applyVerdict(message, envelope, inHand, verdict, null, consumer);
+  }
   const stored = await bodyOf(envelope, consumer.bucket);
-  if (!stored) return givenUp("missing", undefined, "internal_sdk_error");
-  const result = await attempt(envelope, gate.allowed.upstreamUrl, stored, waited, consumer);
+  const sent = stored && (await unpacked(envelope, stored, consumer.settings.maxEnvelopeBytes));
+  if (!sent) return givenUp("missing", async () => undefined, "internal_sdk_error");
+  // The envelope as the client sent it: its own headers and bytes, a packed body inflated.
+  const { packed: _packed, ...unpackedEnvelope } = envelope;
+  const asSent: SpooledEnvelope = { ...unpackedEnvelope, headers: sent.headers };
+  const result = await attempt(asSent, gate.allowed.upstreamUrl, sent.body, waited, consumer);
+  if (result.kind === "unavailable") breaker?.failed();
+  else if (result.status !== null) breaker?.succeeded();
   const verdict = decideAfterAttempt(result, tries, waited, consumer.settings, consumer.random);
-  return applyVerdict(message, envelope, stored, verdict, result.status, consumer);
+  return applyVerdict(message, envelope, async () => plainBody(asSent, sent.body), verdict, result.status, consumer);
 }
 
 async function bodyOf(envelope: SpooledEnvelope, bucket: R2Bucket | undefined): Promise<BodyChunk | undefined> {
@@ -140,21 +187,29 @@ async function attempt(envelope: SpooledEnvelope, url: string, stored: BodyChunk
   }
 }
 
+/** The body uncompressed, when it can be had, for counting its items should it be given up. */
+type Countable = () => Promise<Uint8Array | undefined>;
+
 async function applyVerdict(
   message: Message<unknown>,
   envelope: SpooledEnvelope,
-  stored: Uint8Array,
+  plain: Countable,
   verdict: SpoolVerdict,
   status: number | null,
   consumer: Consumer,
 ): Promise<Settled> {
   if (verdict.action === "retry") {
-    // Sent again before the old one is acknowledged: a failure in between can only duplicate it.
-    await consumer.queue.send({ ...envelope, tries: verdict.tries }, { contentType: "v8", delaySeconds: verdict.delaySeconds });
-    message.ack();
-    return { outcome: "retried", upstream_status: status, tries: verdict.tries, retry_in_s: verdict.delaySeconds };
+    if (message.attempts < consumer.settings.spoolMaxRetries) {
+      message.retry({ delaySeconds: verdict.delaySeconds });
+    } else {
+      // The queue's retries for this message are spent: sent again as a new one before the old
+      // one is acknowledged, so that a failure in between can only duplicate it.
+      await consumer.queue.send({ ...envelope, tries: verdict.tries }, { contentType: "v8", delaySeconds: verdict.delaySeconds });
+      message.ack();
+    }
+    return { outcome: verdict.outcome, upstream_status: status, tries: verdict.tries, retry_in_s: verdict.delaySeconds };
   }
-  await giveUp(message, envelope, stored, verdict.action === "drop" ? verdict.discard : undefined, consumer);
+  await giveUp(message, envelope, plain, verdict.action === "drop" ? verdict.discard : undefined, consumer);
   return { outcome: verdict.outcome, upstream_status: status, tries: envelope.tries ?? 0, retry_in_s: null };
 }
 
@@ -162,12 +217,12 @@ async function applyVerdict(
 async function giveUp(
   message: Message<unknown>,
   envelope: SpooledEnvelope,
-  stored: Uint8Array | undefined,
+  plain: Countable,
   reason: DiscardReason | undefined,
   { bucket, reports }: Pick<Consumer, "bucket" | "reports">,
   countedFor: string | undefined = envelope.dsn,
 ): Promise<void> {
   if (envelope.key) await bucket?.delete(envelope.key);
-  if (reason && countedFor) reports.count(countedFor, reason, discardedCategories(plainBody(envelope, stored)));
+  if (reason && countedFor) reports.count(countedFor, reason, discardedCategories(await plain()));
   message.ack();
 }

@@ -20,7 +20,8 @@ export type AttemptResult =
 export type SpoolVerdict =
   | { action: "ack"; outcome: "delivered" }
   | { action: "drop"; outcome: "dropped" | "expired"; discard: DiscardReason | undefined }
-  | { action: "retry"; outcome: "retried"; delaySeconds: number; tries: number };
+  /** `deferred`: held while Sentry is known to be down, without asking it. */
+  | { action: "retry"; outcome: "retried" | "deferred"; delaySeconds: number; tries: number };
 
 export interface RetryPolicy {
   /** The first retry's delay; each further try waits twice as long, up to an hour. */
@@ -65,8 +66,19 @@ export function backoffSeconds(tries: number, policy: RetryPolicy, random: () =>
   return Math.max(1, Math.round(base * (0.5 + random())));
 }
 
-function retryWithin(wantedSeconds: number, tries: number, ageMs: number): SpoolVerdict {
+/**
+ * While Sentry is known to be down (the breaker open), an envelope waits without Sentry being
+ * asked: twice as long as the outage has lasted so far, at least `spoolRetrySeconds` and at most
+ * an hour, times 0.75 to 1.25. So each envelope is read some log3(outage ÷ its age in it) times
+ * however deep the backlog, and what a long outage stored comes due spread over the hour after it.
+ */
+export function deferWhileDown(failingForMs: number, tries: number, ageMs: number, policy: RetryPolicy, random: () => number = Math.random): SpoolVerdict {
+  const wanted = Math.min(Math.max(policy.spoolRetrySeconds, (2 * failingForMs) / 1000), MAX_BACKOFF_SECONDS) * (0.75 + random() / 2);
+  return retryWithin(wanted, tries, ageMs, "deferred");
+}
+
+function retryWithin(wantedSeconds: number, tries: number, ageMs: number, outcome: "retried" | "deferred" = "retried"): SpoolVerdict {
   const leftSeconds = Math.floor((MAX_ENVELOPE_AGE_MS - ageMs) / 1000);
   if (leftSeconds < 1) return { action: "drop", outcome: "expired", discard: "network_error" };
-  return { action: "retry", outcome: "retried", delaySeconds: Math.min(Math.max(1, Math.ceil(wantedSeconds)), leftSeconds), tries };
+  return { action: "retry", outcome, delaySeconds: Math.min(Math.max(1, Math.ceil(wantedSeconds)), leftSeconds), tries };
 }

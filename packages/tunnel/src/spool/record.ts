@@ -1,7 +1,10 @@
 import type { SpoolStats } from "./stats.ts";
 
 /** What happened to one stored envelope, in the spool's log line. */
-type SpoolOutcome = "delivered" | "retried" | "dropped" | "expired" | "not_allowed" | "missing" | "poison" | "dead_lettered";
+type SpoolOutcome = "delivered" | "retried" | "deferred" | "dropped" | "expired" | "not_allowed" | "missing" | "poison" | "dead_lettered";
+
+/** Outcomes that settle nothing: the envelope waits on. A batch's are summed in one line, not one each. */
+export const WAITING_OUTCOMES: ReadonlySet<SpoolOutcome> = new Set(["retried", "deferred"]);
 
 export interface SpoolLogLine {
   event: "tunnel_spool";
@@ -16,11 +19,26 @@ export interface SpoolLogLine {
   retry_in_s: number | null;
 }
 
+/**
+ * One line per consumer batch: how many of its envelopes wait on (retried after Sentry failed or
+ * rate-limited them, deferred while it is down), and the queue's depth as the batch reported it.
+ */
+export interface SpoolBatchLine {
+  event: "tunnel_spool_batch";
+  messages: number;
+  retried: number;
+  deferred: number;
+  /** The queue's backlog when the batch was handed over (`MessageBatch.metadata.metrics`); `null` where the runtime gives none. */
+  backlog_count: number | null;
+  backlog_bytes: number | null;
+  oldest_age_s: number | null;
+}
+
 /** Writes what became of one stored envelope. */
-export type SpoolRecorder = (line: SpoolLogLine) => void;
+export type SpoolRecorder = (line: SpoolLogLine | SpoolBatchLine) => void;
 
 interface SpoolRecords {
-  log: (line: SpoolLogLine) => void;
+  log: (line: SpoolLogLine | SpoolBatchLine) => void;
   analytics: Pick<AnalyticsEngineDataset, "writeDataPoint">;
   stats: SpoolStats;
 }
@@ -31,14 +49,22 @@ interface SpoolRecords {
  * doubles: 0 bytes, the age in ms, Sentry's status).
  */
 export function createSpoolRecorder({ log, analytics, stats }: SpoolRecords): SpoolRecorder {
-  return (line) => {
-    log(line);
-    if (line.outcome === "delivered") stats.delivered += 1;
-    else if (line.outcome !== "retried" && line.outcome !== "poison") stats.dropped += 1;
+  const write = (point: AnalyticsEngineDataPoint) => {
     try {
-      analytics.writeDataPoint({ blobs: ["spool", line.outcome, ""], doubles: [0, line.age_s * 1000, line.upstream_status ?? 0], indexes: [""] });
+      analytics.writeDataPoint(point);
     } catch {
       // As for the live tunnel: the log line has the same facts.
     }
+  };
+  return (line) => {
+    log(line);
+    if (line.event === "tunnel_spool_batch") {
+      // Blobs: `spool_batch`; doubles: messages, retried, deferred, backlog count, bytes and oldest age in s.
+      write({ blobs: ["spool_batch", "", ""], doubles: [line.messages, line.retried, line.deferred, line.backlog_count ?? -1, line.backlog_bytes ?? -1, line.oldest_age_s ?? -1], indexes: [""] });
+      return;
+    }
+    if (line.outcome === "delivered") stats.delivered += 1;
+    else if (!WAITING_OUTCOMES.has(line.outcome) && line.outcome !== "poison") stats.dropped += 1;
+    write({ blobs: ["spool", line.outcome, ""], doubles: [0, line.age_s * 1000, line.upstream_status ?? 0], indexes: [""] });
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 
-import { createSpool, isSpooledEnvelope, type SpooledEnvelope } from "./store.ts";
+import { createSpool, isSpooledEnvelope, unpacked, type SpooledEnvelope } from "./store.ts";
 
 const ENVELOPE = { url: "https://o1.ingest.sentry.io/api/2/envelope/", headers: { "content-type": "application/x-sentry-envelope" }, dsn: "https://k@o1.ingest.sentry.io/2", receivedAt: 0 };
 
@@ -26,7 +26,9 @@ describe("createSpool", () => {
     const spool = createSpool({ queue, bucket });
     expect(await spool.store(ENVELOPE, new Uint8Array(100_000))).toBe(true);
     expect(await spool.store(ENVELOPE, new Uint8Array(130_000))).toBe(true);
-    expect(sent[0]!.body?.byteLength).toBe(100_000);
+    // Packed: 100,000 zeros take a few hundred bytes gzipped, and come back whole.
+    expect(sent[0]!.body!.byteLength).toBeLessThan(1_000);
+    expect(await unpacked(sent[0]!, sent[0]!.body!, 1_000_000)).toEqual({ body: new Uint8Array(100_000), headers: { ...ENVELOPE.headers, "content-length": "100000" } });
     expect(sent[1]!.body).toBeUndefined();
     expect(objects.has(sent[1]!.key!)).toBe(true);
     expect(sent.every(isSpooledEnvelope)).toBe(true);
@@ -36,7 +38,31 @@ describe("createSpool", () => {
     const { sent, queue, bucket } = fakes();
     const stream = new Response(new Uint8Array(5_000)).body!;
     expect(await createSpool({ queue, bucket }).store(ENVELOPE, { stream, length: 5_000 })).toBe(true);
-    expect(sent[0]!.body?.byteLength).toBe(5_000);
+    expect((await unpacked(sent[0]!, sent[0]!.body!, 1_000_000))?.body.byteLength).toBe(5_000);
+  });
+
+  it("packs an uncompressed body with gzip, says so in its headers for a consumer of a version before, and keeps one that gzip would not shrink as it came", async () => {
+    const { sent, queue } = fakes();
+    const spool = createSpool({ queue });
+    const json = new TextEncoder().encode(`{"dsn":"x"}\n{"type":"event"}\n${JSON.stringify({ message: "a".repeat(20_000) })}\n`);
+    const random = crypto.getRandomValues(new Uint8Array(20_000));
+    expect(await spool.store(ENVELOPE, json)).toBe(true);
+    expect(await spool.store(ENVELOPE, random)).toBe(true);
+    expect(sent[0]).toMatchObject({ packed: "gzip", headers: { "content-encoding": "gzip", "content-length": String(sent[0]!.body!.byteLength) } });
+    expect((await unpacked(sent[0]!, sent[0]!.body!, 1_000_000))?.body).toEqual(json);
+    // Too large inflated: not unpacked.
+    expect(await unpacked(sent[0]!, sent[0]!.body!, 1_000)).toBeUndefined();
+    expect(sent[1]!.packed).toBeUndefined();
+    expect(sent[1]!.body).toEqual(random);
+  });
+
+  it("keeps a body still over 32 KB packed in R2 when a bucket is bound, and the message small", async () => {
+    const { sent, objects, queue, bucket } = fakes();
+    const replay = crypto.getRandomValues(new Uint8Array(40_000));
+    expect(await createSpool({ queue, bucket }).store(ENVELOPE, replay)).toBe(true);
+    expect(sent[0]).toMatchObject({ key: expect.stringMatching(/^spool\//) });
+    expect(sent[0]!.body).toBeUndefined();
+    expect(objects.get(sent[0]!.key!)).toEqual(replay);
   });
 
   it("says what it cannot take without a bucket, and stores none of it", async () => {

@@ -1,4 +1,5 @@
 import { contentEncodingOf, type ContentEncoding } from "../request/content-encoding.ts";
+import { readUpTo, type BodyChunk } from "../shared/body.ts";
 
 /**
  * The spool: envelopes whose fate was `unavailable` (Sentry unreachable, too slow, or a 5xx) are
@@ -28,12 +29,53 @@ export interface SpooledEnvelope {
   body?: Uint8Array | undefined;
   /** … or the R2 key it is stored under. */
   key?: string;
+  /**
+   * The spool gzipped the client's uncompressed body to store it, and `headers` say `gzip` (so a
+   * consumer of a version before, which does not know this field, sends it as gzip, which Sentry
+   * takes); this version's consumer inflates it and sends the client's bytes (decision 029).
+   */
+  packed?: "gzip";
+}
+
+/** Packing must save at least this share of a body to be worth the consumer's inflating. */
+const PACKING_WORTH = 0.9;
+
+/**
+ * The envelope as it is best stored: an uncompressed body gzipped when that saves a tenth or
+ * more. The queue's backlog is bounded in bytes (25 GB), and the JSON of events packs to a
+ * fraction of its size; an attachment already compressed is stored as it came.
+ */
+async function packedForStorage(envelope: Omit<SpooledEnvelope, "body" | "key">, body: Uint8Array): Promise<{ envelope: Omit<SpooledEnvelope, "body" | "key">; body: Uint8Array }> {
+  if (storedEncoding(envelope as SpooledEnvelope) !== "identity") return { envelope, body };
+  const gzipped = new Uint8Array(await new Response(new Blob([body as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+  if (gzipped.byteLength > body.byteLength * PACKING_WORTH) return { envelope, body };
+  const headers = { ...envelope.headers, "content-encoding": "gzip", "content-length": String(gzipped.byteLength) };
+  return { envelope: { ...envelope, headers, packed: "gzip" }, body: gzipped };
+}
+
+/**
+ * What the consumer sends: the body and headers as the client's were, a packed body inflated (at
+ * most `maxBytes`); `undefined` when a packed body does not inflate within that.
+ */
+export async function unpacked(envelope: SpooledEnvelope, stored: Uint8Array, maxBytes: number): Promise<{ body: BodyChunk; headers: Record<string, string> } | undefined> {
+  if (envelope.packed !== "gzip") return { body: stored as BodyChunk, headers: envelope.headers };
+  let body: BodyChunk | undefined;
+  try {
+    body = await readUpTo(new Blob([stored as BodyChunk]).stream().pipeThrough(new DecompressionStream("gzip")) as ReadableStream<BodyChunk>, maxBytes);
+  } catch {
+    return undefined;
+  }
+  if (!body) return undefined;
+  const { "content-encoding": _packed, ...headers } = envelope.headers;
+  return { body, headers: { ...headers, "content-length": String(body.byteLength) } };
 }
 
 /** A queue message is at most 128 KB, with some 100 bytes of the queue's own metadata. */
 const MESSAGE_LIMIT_BYTES = 128_000;
 /** Room for the structured-clone framing and the queue's metadata. */
 const MESSAGE_SLACK_BYTES = 1_024;
+/** A stored body larger than this goes to R2 when a bucket is bound: half a queue operation (64 KB). */
+const IN_MESSAGE_BYTES = 32 * 1024;
 
 /** What the spool needs of a Queue binding: to send a message to it. */
 export interface SpoolQueue {
@@ -70,17 +112,24 @@ export function createSpool({ queue, bucket }: SpoolBindings): Spool {
     async store(envelope, body) {
       try {
         const length = body instanceof Uint8Array ? body.byteLength : body.length;
+        let toStore: { envelope: Omit<SpooledEnvelope, "body" | "key">; body: SpoolBody } = { envelope, body };
         if (fitsInMessage(envelope, length)) {
           // Small enough for the message itself; a stream this short is read whole first.
           const bytes = body instanceof Uint8Array ? body : new Uint8Array(await new Response(body.stream).arrayBuffer());
-          await queue.send({ ...envelope, body: bytes }, { contentType: "v8" });
-          return true;
+          const packed = await packedForStorage(envelope, bytes);
+          // What is still large packed (an attachment, a replay) waits in R2, where the queue's
+          // backlog does not count it and a wait reads a small message, not the body.
+          if (!bucket || packed.body.byteLength <= IN_MESSAGE_BYTES) {
+            await queue.send({ ...packed.envelope, body: packed.body }, { contentType: "v8" });
+            return true;
+          }
+          toStore = packed;
         }
         if (!bucket) return false;
         const key = `spool/${new Date(envelope.receivedAt).toISOString().slice(0, 10)}/${crypto.randomUUID()}`;
-        await bucket.put(key, body instanceof Uint8Array ? body : body.stream);
+        await bucket.put(key, toStore.body instanceof Uint8Array ? toStore.body : toStore.body.stream);
         try {
-          await queue.send({ ...envelope, key }, { contentType: "v8" });
+          await queue.send({ ...toStore.envelope, key }, { contentType: "v8" });
         } catch (error) {
           await bucket.delete(key).catch(() => {});
           throw error;
@@ -111,7 +160,7 @@ export function storedEncoding(envelope: SpooledEnvelope): ContentEncoding {
   return contentEncodingOf(new Headers(envelope.headers)) ?? "identity";
 }
 
-/** The stored body when its items can be read as it is (not compressed), for counting them. */
+/** The stored body when its items can be read as it is (not compressed, nor packed), for counting them. */
 export function plainBody(envelope: SpooledEnvelope, stored: Uint8Array | undefined): Uint8Array | undefined {
   return stored && storedEncoding(envelope) === "identity" ? stored : undefined;
 }

@@ -33,4 +33,15 @@ describe("UpstreamBreaker", () => {
     }
     expect(breaker.allows()).toBe(true);
   });
+
+  it("says how long Sentry has been failing while it is open, from the first failure of the run", () => {
+    const { breaker, at } = breakerAt();
+    at(1_000).failed();
+    at(2_000).failed();
+    expect(breaker.failingForMs()).toBe(0);
+    at(3_000).failed();
+    expect(at(63_000).failingForMs()).toBe(62_000);
+    breaker.succeeded();
+    expect(breaker.failingForMs()).toBe(0);
+  });
 });

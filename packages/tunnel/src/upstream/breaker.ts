@@ -1,31 +1,41 @@
-/** Failures in a row after which the live forward is skipped. */
-const FAILURES_TO_OPEN = 3;
+/** Failures in a row after which the live forward is skipped: a slow client's body is not Sentry's failure (`deliver.ts`). */
+const LIVE_FAILURES_TO_OPEN = 3;
 /** How long it is skipped before one request probes Sentry again. */
 const COOL_DOWN_MS = 30_000;
 
 /**
- * A circuit breaker over one upstream, per isolate. After {@link FAILURES_TO_OPEN} failures in a
+ * A circuit breaker over one upstream, per isolate. After {@link LIVE_FAILURES_TO_OPEN} failures in a
  * row (Sentry's fate `unavailable`: unreachable, too slow, or a 5xx), envelopes skip the live forward for
  * {@link COOL_DOWN_MS} and go straight to the spool, streamed bodies included; then one request
  * probes Sentry, and one success closes the breaker.
  */
 export class UpstreamBreaker {
+  readonly #failuresToOpen: number;
   #failures = 0;
   #openUntil = 0;
+  /** When the current run of failures began. */
+  #failingSince = 0;
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
+  /** `failuresToOpen`: the spool's consumer, whose bodies are whole in hand, takes one failure for Sentry's. */
+  constructor(now: () => number = Date.now, failuresToOpen = LIVE_FAILURES_TO_OPEN) {
     this.#now = now;
+    this.#failuresToOpen = failuresToOpen;
   }
 
   /** Whether this request should try Sentry. While open, one request per cool-down is let through as a probe. */
   allows(): boolean {
     const now = this.#now();
-    if (this.#failures < FAILURES_TO_OPEN || now >= this.#openUntil) {
-      if (this.#failures >= FAILURES_TO_OPEN) this.#openUntil = now + COOL_DOWN_MS;
+    if (this.#failures < this.#failuresToOpen || now >= this.#openUntil) {
+      if (this.#failures >= this.#failuresToOpen) this.#openUntil = now + COOL_DOWN_MS;
       return true;
     }
     return false;
+  }
+
+  /** How long Sentry has been failing, as this isolate has seen it: 0 while the breaker is closed. */
+  failingForMs(): number {
+    return this.#failures >= this.#failuresToOpen ? this.#now() - this.#failingSince : 0;
   }
 
   succeeded(): void {
@@ -33,7 +43,8 @@ export class UpstreamBreaker {
   }
 
   failed(): void {
+    if (this.#failures === 0) this.#failingSince = this.#now();
     this.#failures += 1;
-    if (this.#failures >= FAILURES_TO_OPEN) this.#openUntil = this.#now() + COOL_DOWN_MS;
+    if (this.#failures >= this.#failuresToOpen) this.#openUntil = this.#now() + COOL_DOWN_MS;
   }
 }

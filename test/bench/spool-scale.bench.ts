@@ -1,0 +1,284 @@
+// `npm run bench:spool`: the spool through a one-hour Sentry outage at the traffic of a large site,
+// on a virtual clock. The tunnel's own code (`createTunnelWorker`: the live path's spool decisions,
+// the consumer, the dead-letter handler) runs unchanged against a model of a Cloudflare Queue that
+// enforces the published limits, R2, and Sentry (`spool-model.ts`). What it prints is a
+// simulation's, against published limits and prices; nothing here is a test's verdict.
+import { it } from "vitest";
+
+import { createTunnelWorker, readTunnelSettings, type LogLine } from "@edge-monitoring/tunnel";
+import { ModelBucket, ModelQueue, ModelSentry, QUEUE_LIMITS, type SentryModel } from "./spool-model";
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const START = Date.UTC(2026, 10, 27);
+/** Normal traffic first, so that each project has its usual rate; then an hour of outage. */
+const OUTAGE = { from: START + 5 * MINUTE, to: START + 65 * MINUTE };
+/** The simulation stops when the spool is empty after the outage, or this long after it ends. */
+const AFTER_RECOVERY_AT_MOST = 4 * 60 * MINUTE;
+
+/** The projects a large site reports to, and each one's share of its envelopes. */
+const PROJECTS = [
+  { dsn: "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502", share: 0.4 },
+  { dsn: "https://1123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4503", share: 0.3 },
+  { dsn: "https://2123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4504", share: 0.2 },
+  { dsn: "https://3123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4505", share: 0.1 },
+];
+
+/**
+ * The envelopes' sizes, by share: errors and small transactions, larger transactions with spans
+ * (JSON, which packs), and replay segments (compressed by the SDK already, which does not). Mean
+ * 11.35 KB; all fit a message (a body over 64 KB would be streamed).
+ */
+const SIZES = [
+  { bytes: 2_000, share: 0.5, packs: true },
+  { bytes: 12_000, share: 0.3, packs: true },
+  { bytes: 25_000, share: 0.15, packs: true },
+  { bytes: 60_000, share: 0.05, packs: false },
+];
+
+const WORDS = ["render", "fetch", "loader", "action", "useEffect", "dispatch", "resolve", "undefined", "TypeError", "Cannot", "read", "properties", "of", "null", "node_modules", "react-dom", "production", "min", "chunk", "scheduler"];
+
+/** Published prices, per million, past the included amounts (`../shared/platform-facts.md`, `price.ts`). */
+const USD_PER_MILLION = { queueOperations: 0.4, r2ClassA: 4.5, r2ClassB: 0.36, dataPoints: 0.25, logEvents: 0.6, requests: 0.3, cpuMs: 0.02 };
+
+/** What the consumer's wall time is in production: a request to Sentry, and a hung one, which costs the whole deadline. */
+const SENTRY_ANSWER_MS = 100;
+const PRODUCTION_DEADLINE_MS = 30_000;
+/** The consumer when it asks Sentry nothing: reading and settling the batch. */
+const BATCH_WITHOUT_SENTRY_MS = 5;
+
+interface Scenario {
+  name: string;
+  perSecond: number;
+  kind: SentryModel["outage"]["kind"];
+  /** Real envelopes each simulated one stands for. */
+  weight: number;
+}
+
+interface Outcome {
+  lost: number;
+  refused: number;
+  peakWrites: number;
+  peakBacklogGB: number;
+  costUsd: number;
+  drainedMinutes: number | undefined;
+  peakDrain: number;
+  table: Record<string, string | number>;
+}
+
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+function pick<T extends { share: number }>(choices: readonly T[], random: number): T {
+  let sum = 0;
+  for (const choice of choices) {
+    sum += choice.share;
+    if (random < sum) return choice;
+  }
+  return choices.at(-1)!;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * An envelope as a browser SDK writes it, of about `bytes`: a header line and one item, an event's
+ * JSON (stack frames with hashed file names, numbers and code, which gzip packs some 3 to 5 times)
+ * or a replay segment's bytes, which it does not pack at all.
+ */
+function envelope(dsn: string, id: string, { bytes, packs }: (typeof SIZES)[number], sentAt: number, random: () => number): Uint8Array<ArrayBuffer> {
+  const header = `${JSON.stringify({ dsn, event_id: id, sent_at: new Date(sentAt).toISOString() })}\n`;
+  if (!packs) {
+    const segment = crypto.getRandomValues(new Uint8Array(bytes));
+    return new Uint8Array([...encoder.encode(`${header}{"type":"replay_recording","length":${bytes}}\n`), ...segment, 0x0a]);
+  }
+  const frames: object[] = [];
+  let size = header.length + 100;
+  while (size < bytes) {
+    const frame = {
+      filename: `/build/_shared/chunk-${Math.floor(random() * 2 ** 32).toString(16)}.js`,
+      function: WORDS[Math.floor(random() * WORDS.length)],
+      lineno: Math.floor(random() * 5_000),
+      colno: Math.floor(random() * 200),
+      context_line: Array.from({ length: 8 }, () => WORDS[Math.floor(random() * WORDS.length)]).join(" "),
+    };
+    frames.push(frame);
+    size += JSON.stringify(frame).length + 1;
+  }
+  const event = JSON.stringify({ event_id: id, level: "error", exception: { values: [{ type: "TypeError", stacktrace: { frames } }] } });
+  return encoder.encode(`${header}{"type":"event"}\n${event}\n`);
+}
+
+async function simulate(scenario: Scenario): Promise<Outcome> {
+  let now = START;
+  const clock = { now: () => now };
+  const random = seeded(7);
+  const queue = new ModelQueue(clock, scenario.weight, QUEUE_LIMITS.maxRetries);
+  const deadQueue = new ModelQueue(clock, scenario.weight, QUEUE_LIMITS.maxRetries);
+  const bucket = new ModelBucket(scenario.weight);
+  const usualPerMinute = new Map(PROJECTS.map(({ dsn, share }) => [/\/(\d+)$/.exec(dsn)![1]!, scenario.perSecond * share * 60]));
+  const sentry = new ModelSentry({ outage: { ...OUTAGE, kind: scenario.kind }, usualPerMinute, spikeFactor: 5 }, clock, scenario.weight);
+  const logged = { lines: 0, spoolLines: 0 };
+  let spoolDataPoints = 0;
+  const allow = { limit: async () => ({ success: true }) };
+  const settings = readTunnelSettings({
+    SENTRY_DSN: PROJECTS[0]!.dsn,
+    TUNNEL_ALLOWED_DSNS: PROJECTS.slice(1).map(({ dsn }) => dsn).join(","),
+    // Real milliseconds: a hung request is given up this soon here, and counted as the production deadline.
+    TUNNEL_TIMEOUT_MS: "10",
+  });
+  const tunnel = createTunnelWorker(
+    settings,
+    {
+      TUNNEL_RATE_LIMITER: allow,
+      TUNNEL_SPOOL_CLIENT_BUDGET: allow,
+      TUNNEL_SPOOL_TOTAL_BUDGET: allow,
+      TUNNEL_SPOOL: queue,
+      TUNNEL_SPOOL_BUCKET: bucket as unknown as R2Bucket,
+      TUNNEL_ANALYTICS: {
+        writeDataPoint: (point) => {
+          if (point?.blobs?.[0] === "spool") spoolDataPoints += 1;
+        },
+      },
+    },
+    {
+      now: clock.now,
+      random,
+      fetch: sentry.fetch,
+      log: (line: LogLine) => {
+        logged.lines += 1;
+        if (line.event === "tunnel_spool") logged.spoolLines += 1;
+      },
+    },
+  );
+
+  const spooled = new Set<string>();
+  let refused = 0;
+  let consumerInvocations = 0;
+  let cpuMicros = 0;
+  let drainedAt: number | undefined;
+  let nextId = 0;
+  const perTick = scenario.perSecond / scenario.weight;
+  let owed = 0;
+
+  for (; now < OUTAGE.to + AFTER_RECOVERY_AT_MOST; now += SECOND) {
+    const inOutage = now >= OUTAGE.from && now < OUTAGE.to;
+    owed += perTick;
+    for (; owed >= 1; owed -= 1) {
+      const project = pick(PROJECTS, random());
+      const id = (nextId++).toString(16).padStart(32, "0");
+      const body = envelope(project.dsn, id, pick(SIZES, random()), now, random);
+      const cpu = process.cpuUsage();
+      const answer = await tunnel.fetch(
+        new Request("https://app.example/monitoring?o=4501&p=4502&r=us", { method: "POST", body, headers: { "content-length": String(body.byteLength), "cf-connecting-ip": `198.51.100.${nextId % 200}` } }),
+      );
+      if (inOutage) cpuMicros += process.cpuUsage(cpu).user;
+      await answer.arrayBuffer();
+      if (answer.status === 202) spooled.add(id);
+      else if (answer.status >= 500) refused += scenario.weight;
+    }
+
+    // The consumer: batches as they come due, as many as its invocations' wall time allows this second.
+    let slotMs = QUEUE_LIMITS.consumerConcurrency * SECOND;
+    for (const [name, model] of [
+      [settings.spoolQueue, queue],
+      [settings.deadLetterQueue, deadQueue],
+    ] as const) {
+      while (slotMs > 0) {
+        const next = model.nextBatch(name, 10);
+        if (!next) break;
+        const asked = sentry.requests;
+        const hung = sentry.hung;
+        const cpu = process.cpuUsage();
+        let threw = false;
+        try {
+          await tunnel.queue(next.batch);
+        } catch {
+          threw = true;
+        }
+        cpuMicros += process.cpuUsage(cpu).user;
+        next.settle(threw);
+        consumerInvocations += scenario.weight;
+        const wallMs = sentry.hung > hung ? PRODUCTION_DEADLINE_MS : sentry.requests > asked ? SENTRY_ANSWER_MS : BATCH_WITHOUT_SENTRY_MS;
+        slotMs -= wallMs * scenario.weight;
+      }
+    }
+    if (now >= OUTAGE.to && drainedAt === undefined && queue.backlog === 0) {
+      drainedAt = now;
+      break;
+    }
+  }
+
+  const lost = [...spooled].filter((id) => !sentry.delivered.has(id)).length * scenario.weight;
+  let peakDrain = 0;
+  for (const [project, perMinute] of sentry.takenPerMinute) {
+    const usual = usualPerMinute.get(project)!;
+    for (const [minute, taken] of perMinute) if (minute * MINUTE >= OUTAGE.to) peakDrain = Math.max(peakDrain, taken / usual);
+  }
+  const units = {
+    queueOperations: queue.counts.operations + deadQueue.counts.operations,
+    r2ClassA: bucket.counts.classA,
+    r2ClassB: bucket.counts.classB,
+    dataPoints: spoolDataPoints * scenario.weight,
+    logEvents: logged.lines * scenario.weight,
+    requests: consumerInvocations,
+    cpuMs: (cpuMicros / 1000) * scenario.weight,
+  };
+  const costUsd = (Object.keys(units) as (keyof typeof units)[]).reduce((sum, name) => sum + (units[name] / 1e6) * USD_PER_MILLION[name], 0);
+  return {
+    lost,
+    refused,
+    peakWrites: queue.counts.peakWritesPerSecond,
+    peakBacklogGB: queue.counts.peakBacklogBytes / 1e9,
+    costUsd,
+    drainedMinutes: drainedAt === undefined ? undefined : (drainedAt - OUTAGE.to) / MINUTE,
+    peakDrain,
+    table: {
+      "envelopes in the outage": scenario.perSecond * 3600,
+      "spooled (202)": spooled.size * scenario.weight,
+      "refused (5xx to the client)": refused,
+      "queue writes": queue.counts.writes,
+      "queue writes refused": queue.counts.refusedWrites,
+      "queue deliveries (reads)": queue.counts.deliveries,
+      "queue operations": units.queueOperations,
+      "dead-lettered": queue.counts.deadLettered,
+      "R2 writes / reads": `${units.r2ClassA} / ${units.r2ClassB}`,
+      "requests to Sentry": sentry.requests * scenario.weight,
+      "Sentry's spike 429s": sentry.spikeRefusals,
+      "spool log lines": logged.spoolLines * scenario.weight,
+      "log events": units.logEvents,
+      "spool data points": units.dataPoints,
+      "consumer invocations": consumerInvocations,
+      "CPU ms (Node's, an estimate of workerd's)": Math.round(units.cpuMs),
+    },
+  };
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: "1000/s fast-5xx", perSecond: 1_000, kind: "fast-5xx", weight: 100 },
+  { name: "1000/s hang", perSecond: 1_000, kind: "hang", weight: 100 },
+  { name: "10/s fast-5xx", perSecond: 10, kind: "fast-5xx", weight: 1 },
+  { name: "10/s hang", perSecond: 10, kind: "hang", weight: 1 },
+];
+
+it("holds a one-hour Sentry outage at 10 and 1,000 envelopes a second (a simulation on published limits)", { timeout: 3_600_000 }, async () => {
+  const summaries: string[] = [];
+  // `BENCH_SPOOL=<name>` runs one scenario.
+  for (const scenario of SCENARIOS.filter(({ name }) => !process.env.BENCH_SPOOL || name === process.env.BENCH_SPOOL)) {
+    const started = Date.now();
+    const outcome = await simulate(scenario);
+    console.log(`\n${scenario.name} (each simulated envelope stands for ${scenario.weight}; ${((Date.now() - started) / 1000).toFixed(0)} s to simulate)`);
+    console.table(outcome.table);
+    summaries.push(
+      `spool-scale ${scenario.name}: lost ${outcome.lost}, refused ${outcome.refused}, peak writes ${outcome.peakWrites}/s, ` +
+        `peak backlog ${outcome.peakBacklogGB.toFixed(1)} GB, cost ${outcome.costUsd.toFixed(2)} USD, ` +
+        `${outcome.drainedMinutes === undefined ? "not drained within 4 h of recovery" : `drained ${Math.round(outcome.drainedMinutes)} min after recovery`}, ` +
+        `peak drain ${outcome.peakDrain.toFixed(1)}x the project's rate`,
+    );
+  }
+  console.log(`\n${summaries.join("\n")}`);
+});
