@@ -51,7 +51,8 @@ console.log(
       : "off: TUNNEL_RATE_LIMITING=off, so no client is held to a share",
     spool: startupEnv.TUNNEL_SPOOL
       ? `on: TUNNEL_SPOOL, queue ${config.tunnel.spoolQueue} and dead letters ${config.tunnel.deadLetterQueue}` +
-        (config.tunnel.rateLimiting ? ", bytes held to TUNNEL_SPOOL_CLIENT_BUDGET and TUNNEL_SPOOL_TOTAL_BUDGET" : "")
+        (config.tunnel.rateLimiting ? ", bytes held to TUNNEL_SPOOL_CLIENT_BUDGET and TUNNEL_SPOOL_TOTAL_BUDGET" : "") +
+        "; its depth is in each tunnel_spool_batch line"
       : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
     large_bodies: startupEnv.TUNNEL_SPOOL_BUCKET ? "R2: TUNNEL_SPOOL_BUCKET" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
     forwarded_lines: !tunnel.logsForwarded

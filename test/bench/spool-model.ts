@@ -238,6 +238,41 @@ export class ModelQueue {
   }
 }
 
+/**
+ * A Workers Rate Limiting binding of one location, as the spool's byte budgets use it: `limit`
+ * calls a window, each simulated call standing for `weight` real ones.
+ */
+export class ModelLimiter {
+  refused = 0;
+  readonly #clock: Clock;
+  readonly #periodMs: number;
+  readonly #limit: number;
+  readonly #weight: number;
+  #window = -1;
+  #count = 0;
+
+  constructor(clock: Clock, { limit, period }: { limit: number; period: number }, weight: number) {
+    this.#clock = clock;
+    this.#periodMs = period * 1000;
+    this.#limit = limit;
+    this.#weight = weight;
+  }
+
+  async limit(_options: { key: string }): Promise<{ success: boolean }> {
+    const window = Math.floor(this.#clock.now() / this.#periodMs);
+    if (window !== this.#window) {
+      this.#window = window;
+      this.#count = 0;
+    }
+    if (this.#count + this.#weight > this.#limit) {
+      this.refused += this.#weight;
+      return { success: false };
+    }
+    this.#count += this.#weight;
+    return { success: true };
+  }
+}
+
 /** R2 as the spool uses it: put, get, delete, with Class A and Class B operations counted. */
 export class ModelBucket {
   readonly counts = { classA: 0, classB: 0, objects: 0 };

@@ -6,7 +6,7 @@
 import { it } from "vitest";
 
 import { createTunnelWorker, readTunnelSettings, type LogLine } from "@edge-monitoring/tunnel";
-import { ModelBucket, ModelQueue, ModelSentry, QUEUE_LIMITS, type SentryModel } from "./spool-model";
+import { ModelBucket, ModelLimiter, ModelQueue, ModelSentry, QUEUE_LIMITS, type SentryModel } from "./spool-model";
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -40,9 +40,17 @@ const WORDS = ["render", "fetch", "loader", "action", "useEffect", "dispatch", "
 
 /** Published prices, per million, past the included amounts (`../shared/platform-facts.md`, `price.ts`). */
 const USD_PER_MILLION = { queueOperations: 0.4, r2ClassA: 4.5, r2ClassB: 0.36, dataPoints: 0.25, logEvents: 0.6, requests: 0.3, cpuMs: 0.02 };
+/**
+ * Workers Logs from 2026-12-01: per GB ingested, the event's body and the attributes Cloudflare
+ * adds. What it adds to a short JSON line is not published: this is an estimate.
+ */
+const LOGS_USD_PER_GB = 0.25;
+const LOG_ATTRIBUTES_BYTES_ESTIMATE = 1_000;
 
 /** What the consumer's wall time is in production: a request to Sentry, and a hung one, which costs the whole deadline. */
 const SENTRY_ANSWER_MS = 100;
+/** An invocation's simultaneous outgoing connections (Workers limits): its other requests wait for one. */
+const CONNECTIONS_PER_INVOCATION = 6;
 const PRODUCTION_DEADLINE_MS = 30_000;
 /** The consumer when it asks Sentry nothing: reading and settling the batch. */
 const BATCH_WITHOUT_SENTRY_MS = 5;
@@ -53,6 +61,14 @@ interface Scenario {
   kind: SentryModel["outage"]["kind"];
   /** Real envelopes each simulated one stands for. */
   weight: number;
+  /** The consumer's `max_batch_size` in `wrangler.toml`: 10 in this app's, 100 (the most) for a large site. */
+  batchSize: number;
+  /**
+   * `TUNNEL_SPOOL_TOTAL_BUDGET`'s limit, in 256 KiB units a minute for one location (all the
+   * traffic is one location's here, the worst case): `wrangler.toml`'s 2,000 (500 MiB), or what a
+   * large site sets.
+   */
+  totalBudgetUnits: number;
 }
 
 interface Outcome {
@@ -61,6 +77,8 @@ interface Outcome {
   peakWrites: number;
   peakBacklogGB: number;
   costUsd: number;
+  /** The same under the Workers Logs meter of 2026-12-01. */
+  costUsdFromDecember: number;
   drainedMinutes: number | undefined;
   peakDrain: number;
   table: Record<string, string | number>;
@@ -122,9 +140,10 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
   const bucket = new ModelBucket(scenario.weight);
   const usualPerMinute = new Map(PROJECTS.map(({ dsn, share }) => [/\/(\d+)$/.exec(dsn)![1]!, scenario.perSecond * share * 60]));
   const sentry = new ModelSentry({ outage: { ...OUTAGE, kind: scenario.kind }, usualPerMinute, spikeFactor: 5 }, clock, scenario.weight);
-  const logged = { lines: 0, spoolLines: 0 };
+  const logged = { lines: 0, spoolLines: 0, bytes: 0, batchLineBytes: 0 };
   let spoolDataPoints = 0;
   const allow = { limit: async () => ({ success: true }) };
+  const totalBudget = new ModelLimiter(clock, { limit: scenario.totalBudgetUnits, period: 60 }, scenario.weight);
   const settings = readTunnelSettings({
     SENTRY_DSN: PROJECTS[0]!.dsn,
     TUNNEL_ALLOWED_DSNS: PROJECTS.slice(1).map(({ dsn }) => dsn).join(","),
@@ -136,7 +155,7 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
     {
       TUNNEL_RATE_LIMITER: allow,
       TUNNEL_SPOOL_CLIENT_BUDGET: allow,
-      TUNNEL_SPOOL_TOTAL_BUDGET: allow,
+      TUNNEL_SPOOL_TOTAL_BUDGET: totalBudget,
       TUNNEL_SPOOL: queue,
       TUNNEL_SPOOL_BUCKET: bucket as unknown as R2Bucket,
       TUNNEL_ANALYTICS: {
@@ -150,7 +169,13 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
       random,
       fetch: sentry.fetch,
       log: (line: LogLine) => {
+        // A batch's line is one per real batch, counted with the invocations below.
+        if (line.event === "tunnel_spool_batch") {
+          logged.batchLineBytes = JSON.stringify(line).length + LOG_ATTRIBUTES_BYTES_ESTIMATE;
+          return;
+        }
         logged.lines += 1;
+        logged.bytes += JSON.stringify(line).length + LOG_ATTRIBUTES_BYTES_ESTIMATE;
         if (line.event === "tunnel_spool") logged.spoolLines += 1;
       },
     },
@@ -189,7 +214,7 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
       [settings.deadLetterQueue, deadQueue],
     ] as const) {
       while (slotMs > 0) {
-        const next = model.nextBatch(name, 10);
+        const next = model.nextBatch(name, scenario.batchSize);
         if (!next) break;
         const asked = sentry.requests;
         const hung = sentry.hung;
@@ -202,9 +227,12 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
         }
         cpuMicros += process.cpuUsage(cpu).user;
         next.settle(threw);
-        consumerInvocations += scenario.weight;
-        const wallMs = sentry.hung > hung ? PRODUCTION_DEADLINE_MS : sentry.requests > asked ? SENTRY_ANSWER_MS : BATCH_WITHOUT_SENTRY_MS;
-        slotMs -= wallMs * scenario.weight;
+        // The real batches this one stands for: as full as the queue had them due.
+        const invocations = Math.ceil((next.batch.messages.length * scenario.weight) / scenario.batchSize);
+        consumerInvocations += invocations;
+        const asking = sentry.requests - asked;
+        const wallMs = sentry.hung > hung ? PRODUCTION_DEADLINE_MS : asking > 0 ? Math.ceil(asking / CONNECTIONS_PER_INVOCATION) * SENTRY_ANSWER_MS : BATCH_WITHOUT_SENTRY_MS;
+        slotMs -= wallMs * invocations;
       }
     }
     if (now >= OUTAGE.to && drainedAt === undefined && queue.backlog === 0) {
@@ -223,24 +251,30 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
     queueOperations: queue.counts.operations + deadQueue.counts.operations,
     r2ClassA: bucket.counts.classA,
     r2ClassB: bucket.counts.classB,
-    dataPoints: spoolDataPoints * scenario.weight,
-    logEvents: logged.lines * scenario.weight,
+    // A data point and a line per batch, besides those per envelope.
+    dataPoints: spoolDataPoints * scenario.weight + consumerInvocations,
+    logEvents: logged.lines * scenario.weight + consumerInvocations,
     requests: consumerInvocations,
     cpuMs: (cpuMicros / 1000) * scenario.weight,
   };
   const costUsd = (Object.keys(units) as (keyof typeof units)[]).reduce((sum, name) => sum + (units[name] / 1e6) * USD_PER_MILLION[name], 0);
+  const logsUsdPerEvent = (units.logEvents / 1e6) * USD_PER_MILLION.logEvents;
+  const logBytes = logged.bytes * scenario.weight + logged.batchLineBytes * consumerInvocations;
+  const logsUsdPerGb = (logBytes / 1e9) * LOGS_USD_PER_GB;
   return {
     lost,
     refused,
     peakWrites: queue.counts.peakWritesPerSecond,
     peakBacklogGB: queue.counts.peakBacklogBytes / 1e9,
     costUsd,
+    costUsdFromDecember: costUsd - logsUsdPerEvent + logsUsdPerGb,
     drainedMinutes: drainedAt === undefined ? undefined : (drainedAt - OUTAGE.to) / MINUTE,
     peakDrain,
     table: {
       "envelopes in the outage": scenario.perSecond * 3600,
       "spooled (202)": spooled.size * scenario.weight,
       "refused (5xx to the client)": refused,
+      "total byte budget: 256 KiB units refused": totalBudget.refused,
       "queue writes": queue.counts.writes,
       "queue writes refused": queue.counts.refusedWrites,
       "queue deliveries (reads)": queue.counts.deliveries,
@@ -251,6 +285,12 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
       "Sentry's spike 429s": sentry.spikeRefusals,
       "spool log lines": logged.spoolLines * scenario.weight,
       "log events": units.logEvents,
+      "log GB (lines + an estimated 1 KB of attributes each)": (logBytes / 1e9).toFixed(2),
+      "USD: queue operations": ((units.queueOperations / 1e6) * USD_PER_MILLION.queueOperations).toFixed(2),
+      "USD: R2": ((units.r2ClassA / 1e6) * USD_PER_MILLION.r2ClassA + (units.r2ClassB / 1e6) * USD_PER_MILLION.r2ClassB).toFixed(2),
+      "USD: data points": ((units.dataPoints / 1e6) * USD_PER_MILLION.dataPoints).toFixed(2),
+      "USD: log events, per event (to 2026-11-30) / per GB (from 2026-12-01)": `${logsUsdPerEvent.toFixed(2)} / ${logsUsdPerGb.toFixed(2)}`,
+      "USD: requests and CPU": ((units.requests / 1e6) * USD_PER_MILLION.requests + (units.cpuMs / 1e6) * USD_PER_MILLION.cpuMs).toFixed(2),
       "spool data points": units.dataPoints,
       "consumer invocations": consumerInvocations,
       "CPU ms (Node's, an estimate of workerd's)": Math.round(units.cpuMs),
@@ -259,10 +299,14 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
 }
 
 const SCENARIOS: Scenario[] = [
-  { name: "1000/s fast-5xx", perSecond: 1_000, kind: "fast-5xx", weight: 100 },
-  { name: "1000/s hang", perSecond: 1_000, kind: "hang", weight: 100 },
-  { name: "10/s fast-5xx", perSecond: 10, kind: "fast-5xx", weight: 1 },
-  { name: "10/s hang", perSecond: 10, kind: "hang", weight: 1 },
+  // 1,000 a second of 11.35 KB is some 650 MiB a minute: over wrangler.toml's 500 MiB, so a site
+  // this large raises the total budget (to 1 GiB a minute here) and the batch size.
+  { name: "1000/s fast-5xx", perSecond: 1_000, kind: "fast-5xx", weight: 100, batchSize: 100, totalBudgetUnits: 4_000 },
+  { name: "1000/s hang", perSecond: 1_000, kind: "hang", weight: 100, batchSize: 100, totalBudgetUnits: 4_000 },
+  // The same site left on wrangler.toml's settings, to show what raising them buys.
+  { name: "1000/s fast-5xx on wrangler.toml's settings", perSecond: 1_000, kind: "fast-5xx", weight: 100, batchSize: 10, totalBudgetUnits: 2_000 },
+  { name: "10/s fast-5xx", perSecond: 10, kind: "fast-5xx", weight: 1, batchSize: 10, totalBudgetUnits: 2_000 },
+  { name: "10/s hang", perSecond: 10, kind: "hang", weight: 1, batchSize: 10, totalBudgetUnits: 2_000 },
 ];
 
 it("holds a one-hour Sentry outage at 10 and 1,000 envelopes a second (a simulation on published limits)", { timeout: 3_600_000 }, async () => {
@@ -275,7 +319,7 @@ it("holds a one-hour Sentry outage at 10 and 1,000 envelopes a second (a simulat
     console.table(outcome.table);
     summaries.push(
       `spool-scale ${scenario.name}: lost ${outcome.lost}, refused ${outcome.refused}, peak writes ${outcome.peakWrites}/s, ` +
-        `peak backlog ${outcome.peakBacklogGB.toFixed(1)} GB, cost ${outcome.costUsd.toFixed(2)} USD, ` +
+        `peak backlog ${outcome.peakBacklogGB.toFixed(1)} GB, cost ${outcome.costUsd.toFixed(2)} USD (${outcome.costUsdFromDecember.toFixed(2)} USD on the 2026-12-01 log meter), ` +
         `${outcome.drainedMinutes === undefined ? "not drained within 4 h of recovery" : `drained ${Math.round(outcome.drainedMinutes)} min after recovery`}, ` +
         `peak drain ${outcome.peakDrain.toFixed(1)}x the project's rate`,
     );

@@ -53,6 +53,7 @@ async function send(parts: Partial<Delivery>, body = BODY) {
     spoolStats: new SpoolStats(),
     reports: { count: () => {}, flush: async () => {} },
     fetch: undefined,
+    deferral: () => 0,
     ...parts,
   };
   return async () => {

@@ -26,6 +26,11 @@ export interface Delivery {
   reports: ClientReports;
   /** `undefined`: the runtime's own. */
   fetch: typeof fetch | undefined;
+  /**
+   * How long an envelope stored while Sentry is known to be down waits before the consumer first
+   * reads it (`spool/decision.ts`, `deferralSeconds`): a read saved on each.
+   */
+  deferral: (failingForMs: number) => number;
 }
 
 /** One breaker per upstream of the allow-list, on the tunnel's clock. */
@@ -46,6 +51,8 @@ interface Shipment {
   clientIp: string | null;
   /** The body read whole and not compressed, whose items a client report can count. */
   plain: Uint8Array | undefined;
+  /** How long the stored envelope waits before the consumer reads it. */
+  delaySeconds?: number;
 }
 
 /**
@@ -75,7 +82,8 @@ export async function deliver(
   const shipment: Shipment = { stored: { url: upstreamUrl, headers, dsn, receivedAt }, clientIp: clientHeaders.get("cf-connecting-ip"), plain };
   const breaker = delivery.breakers.get(upstreamUrl)!;
   if (!breaker.allows()) {
-    const spooled = await spoolWhileSentryIsDown(envelope, whole, shipment, deadline, delivery);
+    const down = { ...shipment, delaySeconds: delivery.deferral(breaker.failingForMs()) };
+    const spooled = await spoolWhileSentryIsDown(envelope, whole, down, deadline, delivery);
     if (spooled) return answered(spooled);
   }
 
@@ -131,7 +139,7 @@ async function spoolWhileSentryIsDown(
 }
 
 /** Stores the envelope within the budgets: the answer to give, or `undefined` when it could not be stored. */
-async function storeInSpool(body: SpoolBody, { stored, clientIp, plain }: Shipment, delivery: Delivery): Promise<Answer | undefined> {
+async function storeInSpool(body: SpoolBody, { stored, clientIp, plain, delaySeconds }: Shipment, delivery: Delivery): Promise<Answer | undefined> {
   const { spool, spoolBudget, spoolStats, reports } = delivery;
   const length = body instanceof Uint8Array ? body.byteLength : body.length;
   if (!spool.accepts(stored, length)) return undefined;
@@ -139,7 +147,7 @@ async function storeInSpool(body: SpoolBody, { stored, clientIp, plain }: Shipme
     reports.count(stored.dsn, "queue_overflow", discardedCategories(plain));
     return tunnelAnswer("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
   }
-  if (!(await spool.store(stored, body))) return undefined;
+  if (!(await spool.store(stored, body, delaySeconds))) return undefined;
   spoolStats.stored += 1;
   return tunnelAnswer("spooled");
 }

@@ -77,10 +77,12 @@ export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: n
 }
 
 /**
- * A line that needs no look: an envelope Sentry took with a 2xx, or a partner's preflight. Its
- * data point counts it all the same; `TUNNEL_LOG_FORWARDED=on` logs it too.
+ * A line that needs no look: an envelope Sentry took with a 2xx, live or from the spool (its
+ * batch's line counts those), or a partner's preflight. Its data point counts it all the same;
+ * `TUNNEL_LOG_FORWARDED=on` logs it too.
  */
 export function isRoutine(line: LogLine): boolean {
+  if (line.event === "tunnel_spool") return line.outcome === "delivered";
   if (line.event !== "tunnel") return false;
   if (line.outcome === "preflight") return true;
   return line.outcome === "forwarded" && line.upstream_status !== null && line.upstream_status >= 200 && line.upstream_status < 300;

@@ -9,6 +9,7 @@ import type { TunnelSettings } from "./settings.ts";
 import { createSpoolBudget } from "./spool/budget.ts";
 import { createSpoolConsumer } from "./spool/consumer.ts";
 import { createDeadLetterConsumer } from "./spool/dead-letters.ts";
+import { deferralSeconds } from "./spool/decision.ts";
 import { createSpoolRecorder } from "./spool/record.ts";
 import { SpoolStats } from "./spool/stats.ts";
 import { createSpool, NO_SPOOL } from "./spool/store.ts";
@@ -131,6 +132,7 @@ export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindi
     spoolStats: stats,
     reports,
     fetch,
+    deferral: (failingForMs) => deferralSeconds(failingForMs, settings, random),
   };
   const record = createSpoolRecorder({ log, analytics, stats });
   return {

@@ -70,7 +70,7 @@ describe("the spool's consumer, with a fake batch", () => {
     expect(held.retry).toHaveBeenCalledWith({ delaySeconds: 40 });
     expect(held.ack).not.toHaveBeenCalled();
     expect(fakes.sent).toEqual([]);
-    expect(fakes.lines).toEqual([{ event: "tunnel_spool_batch", messages: 1, retried: 1, deferred: 0, backlog_count: 7, backlog_bytes: 70_000, oldest_age_s: 90 }]);
+    expect(fakes.lines).toEqual([{ event: "tunnel_spool_batch", messages: 1, delivered: 0, retried: 1, deferred: 0, backlog_count: 7, backlog_bytes: 70_000, oldest_age_s: 90 }]);
   });
 
   it("sends a message the queue has delivered max_retries times again as a new one, and acknowledges the old, so the queue never dead-letters it for waiting", async () => {
@@ -105,7 +105,7 @@ describe("the spool's consumer, with a fake batch", () => {
     const { url: _retired, ...withoutUrl } = stored();
     const delivered = message(withoutUrl);
     await consume(fakes, delivered);
-    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "delivered" }), expect.objectContaining({ event: "tunnel_spool_batch", retried: 0 })]);
+    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "delivered" }), expect.objectContaining({ event: "tunnel_spool_batch", delivered: 1, retried: 0 })]);
     expect(urls).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
   });
 

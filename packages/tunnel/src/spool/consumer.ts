@@ -71,10 +71,10 @@ async function consumeBatch(batch: MessageBatch<unknown>, consumer: Consumer): P
   // Sentry costs the batch one deadline, not one per message. A body from R2 (up to the envelope
   // maximum) is fetched and sent one at a time, so that the batch holds at most one.
   const inR2 = (message: Message<unknown>) => isSpooledEnvelope(message.body) && message.body.key !== undefined;
-  const waiting = { retried: 0, deferred: 0 };
+  const counted = { delivered: 0, retried: 0, deferred: 0 };
   const consume = async (message: Message<unknown>) => {
     const outcome = await consumeMessage(message, consumer);
-    if (outcome === "retried" || outcome === "deferred") waiting[outcome] += 1;
+    if (outcome === "delivered" || outcome === "retried" || outcome === "deferred") counted[outcome] += 1;
   };
   // The first alone, as the probe of the rest: once it finds Sentry down, the rest wait unasked.
   const [first, ...rest] = batch.messages.filter((message) => !inR2(message));
@@ -86,7 +86,7 @@ async function consumeBatch(batch: MessageBatch<unknown>, consumer: Consumer): P
   consumer.record({
     event: "tunnel_spool_batch",
     messages: batch.messages.length,
-    ...waiting,
+    ...counted,
     backlog_count: metrics?.backlogCount ?? null,
     backlog_bytes: metrics?.backlogBytes ?? null,
     oldest_age_s: oldest ? Math.max(0, Math.round((consumer.now() - new Date(oldest).getTime()) / 1000)) : null,

@@ -73,8 +73,12 @@ export function backoffSeconds(tries: number, policy: RetryPolicy, random: () =>
  * however deep the backlog, and what a long outage stored comes due spread over the hour after it.
  */
 export function deferWhileDown(failingForMs: number, tries: number, ageMs: number, policy: RetryPolicy, random: () => number = Math.random): SpoolVerdict {
-  const wanted = Math.min(Math.max(policy.spoolRetrySeconds, (2 * failingForMs) / 1000), MAX_BACKOFF_SECONDS) * (0.75 + random() / 2);
-  return retryWithin(wanted, tries, ageMs, "deferred");
+  return retryWithin(deferralSeconds(failingForMs, policy, random), tries, ageMs, "deferred");
+}
+
+/** The wait of {@link deferWhileDown}; the live path stores an envelope with it too, while Sentry is known to be down. */
+export function deferralSeconds(failingForMs: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  return Math.round(Math.min(Math.max(policy.spoolRetrySeconds, (2 * failingForMs) / 1000), MAX_BACKOFF_SECONDS) * (0.75 + random() / 2));
 }
 
 function retryWithin(wantedSeconds: number, tries: number, ageMs: number, outcome: "retried" | "deferred" = "retried"): SpoolVerdict {

@@ -20,12 +20,15 @@ export interface SpoolLogLine {
 }
 
 /**
- * One line per consumer batch: how many of its envelopes wait on (retried after Sentry failed or
- * rate-limited them, deferred while it is down), and the queue's depth as the batch reported it.
+ * One line per consumer batch: how many of its envelopes Sentry took, how many wait on (retried
+ * after Sentry failed or rate-limited them, deferred while it is down), and the queue's depth as
+ * the batch reported it.
  */
 export interface SpoolBatchLine {
   event: "tunnel_spool_batch";
   messages: number;
+  /** Sentry took them: each has a data point, and a line of its own only with `TUNNEL_LOG_FORWARDED=on`. */
+  delivered: number;
   retried: number;
   deferred: number;
   /** The queue's backlog when the batch was handed over (`MessageBatch.metadata.metrics`); `null` where the runtime gives none. */
@@ -59,8 +62,12 @@ export function createSpoolRecorder({ log, analytics, stats }: SpoolRecords): Sp
   return (line) => {
     log(line);
     if (line.event === "tunnel_spool_batch") {
-      // Blobs: `spool_batch`; doubles: messages, retried, deferred, backlog count, bytes and oldest age in s.
-      write({ blobs: ["spool_batch", "", ""], doubles: [line.messages, line.retried, line.deferred, line.backlog_count ?? -1, line.backlog_bytes ?? -1, line.oldest_age_s ?? -1], indexes: [""] });
+      // Blobs: `spool_batch`; doubles: messages, retried, deferred, backlog count, bytes and oldest age in s, delivered.
+      write({
+        blobs: ["spool_batch", "", ""],
+        doubles: [line.messages, line.retried, line.deferred, line.backlog_count ?? -1, line.backlog_bytes ?? -1, line.oldest_age_s ?? -1, line.delivered],
+        indexes: [""],
+      });
       return;
     }
     if (line.outcome === "delivered") stats.delivered += 1;

@@ -97,8 +97,11 @@ export type SpoolBody = Uint8Array | { stream: ReadableStream<Uint8Array>; lengt
 export interface Spool {
   /** Whether a body of `length` bytes can be stored at all: in a message, or with a bucket bound. */
   accepts(envelope: Omit<SpooledEnvelope, "body" | "key">, length: number): boolean;
-  /** Resolves `true` once the envelope is stored; `false` when it could not be. Never rejects. */
-  store(envelope: Omit<SpooledEnvelope, "body" | "key">, body: SpoolBody): Promise<boolean>;
+  /**
+   * Resolves `true` once the envelope is stored, due to the consumer after `delaySeconds`; `false`
+   * when it could not be. Never rejects.
+   */
+  store(envelope: Omit<SpooledEnvelope, "body" | "key">, body: SpoolBody, delaySeconds?: number): Promise<boolean>;
 }
 
 /** Where nothing is stored: the tunnel without a spool bound, whose envelopes fail as Sentry did. */
@@ -109,7 +112,7 @@ export function createSpool({ queue, bucket }: SpoolBindings): Spool {
     length + JSON.stringify(envelope).length + MESSAGE_SLACK_BYTES <= MESSAGE_LIMIT_BYTES;
   return {
     accepts: (envelope, length) => bucket !== undefined || fitsInMessage(envelope, length),
-    async store(envelope, body) {
+    async store(envelope, body, delaySeconds = 0) {
       try {
         const length = body instanceof Uint8Array ? body.byteLength : body.length;
         let toStore: { envelope: Omit<SpooledEnvelope, "body" | "key">; body: SpoolBody } = { envelope, body };
@@ -120,7 +123,7 @@ export function createSpool({ queue, bucket }: SpoolBindings): Spool {
           // What is still large packed (an attachment, a replay) waits in R2, where the queue's
           // backlog does not count it and a wait reads a small message, not the body.
           if (!bucket || packed.body.byteLength <= IN_MESSAGE_BYTES) {
-            await queue.send({ ...packed.envelope, body: packed.body }, { contentType: "v8" });
+            await queue.send({ ...packed.envelope, body: packed.body }, { contentType: "v8", delaySeconds });
             return true;
           }
           toStore = packed;
@@ -129,7 +132,7 @@ export function createSpool({ queue, bucket }: SpoolBindings): Spool {
         const key = `spool/${new Date(envelope.receivedAt).toISOString().slice(0, 10)}/${crypto.randomUUID()}`;
         await bucket.put(key, toStore.body instanceof Uint8Array ? toStore.body : toStore.body.stream);
         try {
-          await queue.send({ ...toStore.envelope, key }, { contentType: "v8" });
+          await queue.send({ ...toStore.envelope, key }, { contentType: "v8", delaySeconds });
         } catch (error) {
           await bucket.delete(key).catch(() => {});
           throw error;
