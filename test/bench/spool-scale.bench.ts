@@ -1,12 +1,12 @@
 // `npm run bench:spool`: the spool through a one-hour Sentry outage at the traffic of a large site,
 // on a virtual clock. The tunnel's own code (`createTunnelWorker`: the live path's spool decisions,
 // the consumer, the dead-letter handler) runs unchanged against a model of a Cloudflare Queue that
-// enforces the published limits, R2, and Sentry (`spool-model.ts`). What it prints is a
+// enforces the published limits, R2, and Sentry (`test/support/queue-model.ts`). What it prints is a
 // simulation's, against published limits and prices; nothing here is a test's verdict.
 import { it } from "vitest";
 
 import { createTunnelWorker, readTunnelSettings, type LogLine } from "@edge-monitoring/tunnel";
-import { ModelBucket, ModelLimiter, ModelQueue, ModelSentry, QUEUE_LIMITS, type SentryModel } from "./spool-model";
+import { ModelBucket, ModelLimiter, ModelQueue, ModelSentry, QUEUE_LIMITS, type SentryModel } from "../support/queue-model";
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
