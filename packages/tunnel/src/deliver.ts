@@ -34,8 +34,22 @@ export interface Delivery {
 }
 
 /** One breaker per upstream of the allow-list, on the tunnel's clock. */
-export function breakersFor(allowList: DsnAllowList, now: () => number, failuresToOpen?: number): ReadonlyMap<string, UpstreamBreaker> {
-  return new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker(now, failuresToOpen)]));
+export function breakersFor(allowList: DsnAllowList, now: () => number): ReadonlyMap<string, UpstreamBreaker> {
+  return new Map([...allowList.values()].map(({ upstreamUrl }) => [upstreamUrl, new UpstreamBreaker(now)]));
+}
+
+/**
+ * The spool consumer's breakers, one per live breaker and paired with it: opened by one failure,
+ * probing once per `retrySeconds`, and each learning at once of the other's success.
+ */
+export function consumerBreakersFor(live: ReadonlyMap<string, UpstreamBreaker>, now: () => number, retrySeconds: number): ReadonlyMap<string, UpstreamBreaker> {
+  return new Map(
+    [...live].map(([url, breaker]) => {
+      const consumer = new UpstreamBreaker(now, { failuresToOpen: 1, coolDownMs: retrySeconds * 1000 });
+      consumer.pairWith(breaker);
+      return [url, consumer];
+    }),
+  );
 }
 
 export interface Delivered {

@@ -323,7 +323,8 @@ describe("the spool's consumer", () => {
 
   it("asks Sentry no more while it is down however deep the backlog: a batch's first envelope finds it down, and the rest wait unasked", async () => {
     const requestsFor = async (backlog: number) => {
-      const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
+      // The README's retry delay, 10 s: the consumer's probe comes once in that, far longer than this takes.
+      const tunnel = tunnelUnderTest({}, { TUNNEL_SPOOL_BUCKET: bucket });
       tunnel.sentry.answer = busy;
       const messages = Array.from({ length: backlog }, () => message(envelope().body, Date.now()));
       // In batches as the queue hands them over, each one whole before the next.

@@ -1,6 +1,6 @@
 import { createGate, postsToOtherSentryPath } from "./admit.ts";
 import { EVERY_CLIENT, limitBindings, type TunnelBindings, type TunnelRuntime } from "./bindings.ts";
-import { breakersFor, type Delivery } from "./deliver.ts";
+import { breakersFor, consumerBreakersFor, type Delivery } from "./deliver.ts";
 import { isRoutine, logToConsole, type LogLine, type TunnelLogLine } from "./log-line.ts";
 import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.ts";
 import { isTunnelPathSpelling } from "./request/path.ts";
@@ -150,8 +150,9 @@ export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindi
     spoolBound: queue !== undefined,
     logsForwarded,
     // Without a queue there is nothing this Worker could have stored: the queue may try again.
-    // Breakers of its own: what it learns of Sentry from its probes, apart from the live path's.
-    consume: queue ? createSpoolConsumer(settings, { queue, bucket, allowList, limits, breakers: breakersFor(allowList, now, 1), reports, record, now, random, fetch }) : async (batch) => batch.retryAll(),
+    consume: queue
+      ? createSpoolConsumer(settings, { queue, bucket, allowList, limits, breakers: consumerBreakersFor(delivery.breakers, now, settings.spoolRetrySeconds), reports, record, now, random, fetch })
+      : async (batch) => batch.retryAll(),
     settleDeadLetters: createDeadLetterConsumer({ bucket, reports, record, now }),
   };
 }

@@ -43,7 +43,7 @@ function runtime(answer: () => Response | Promise<Response>) {
       bucket,
       allowList: compileAllowList([parseDsn(DSN)!], undefined),
       limits: new SentryLimits(() => NOW),
-      breakers: new Map([[upstream, new UpstreamBreaker(() => NOW, 1)]]),
+      breakers: new Map([[upstream, new UpstreamBreaker(() => NOW, { failuresToOpen: 1, coolDownMs: 10_000 })]]),
       reports,
       record: createSpoolRecorder({ log: (line) => void lines.push(line), analytics: { writeDataPoint: (point) => void dataPoints.push(point!) }, stats: new SpoolStats() }),
       now: () => NOW,

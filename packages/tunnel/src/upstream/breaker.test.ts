@@ -44,4 +44,23 @@ describe("UpstreamBreaker", () => {
     breaker.succeeded();
     expect(breaker.failingForMs()).toBe(0);
   });
+
+  it("opens after one failure and probes as often as it is told, for the spool's consumer, and closes with its partner's success", () => {
+    const { breaker: live, at } = breakerAt();
+    let now = 0;
+    const consumer = new UpstreamBreaker(() => now, { failuresToOpen: 1, coolDownMs: 10_000 });
+    consumer.pairWith(live);
+    consumer.failed();
+    expect(consumer.allows()).toBe(false);
+    now = 10_000;
+    expect(consumer.allows()).toBe(true);
+    for (let failure = 0; failure < 3; failure += 1) at(10_000).failed();
+    expect(at(10_001).allows()).toBe(false);
+    // The consumer's probe finds Sentry back: the live path knows it at once, and the other way round.
+    consumer.succeeded();
+    expect(at(10_002).allows()).toBe(true);
+    consumer.failed();
+    live.succeeded();
+    expect(consumer.allows()).toBe(true);
+  });
 });
