@@ -33,6 +33,7 @@ function sentry(...answers: (number | "unreachable")[]) {
 function memorySpool() {
   const stored: { dsn: string; url: string | undefined; body: string }[] = [];
   const spool: Spool = {
+    pack: async (envelope, body) => ({ envelope, body }),
     accepts: () => true,
     async store(envelope, body) {
       stored.push({ dsn: envelope.dsn, url: envelope.url, body: new TextDecoder().decode(body as Uint8Array) });
@@ -131,6 +132,14 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     expect(spoolBudget).toHaveBeenCalledWith("203.0.113.9", Buffer.byteLength(BODY));
     expect(stored).toEqual([]);
     expect(reports.count).toHaveBeenCalledWith(DSN, "queue_overflow", ["error"]);
+  });
+
+  it("counts against the byte budget what is kept: the body packed, when it packs", async () => {
+    const { spool } = memorySpool();
+    spool.pack = async (envelope) => ({ envelope: { ...envelope, packed: "gzip" }, body: new Uint8Array(7) });
+    const spoolBudget = vi.fn(async () => true);
+    await (await send({ fetch: sentry(503).fetch, spool, spoolBudget }))();
+    expect(spoolBudget).toHaveBeenCalledWith("203.0.113.9", 7);
   });
 
   it("follows no redirect and stores nothing for one", async () => {

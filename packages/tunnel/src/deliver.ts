@@ -155,13 +155,15 @@ async function spoolWhileSentryIsDown(
 /** Stores the envelope within the budgets: the answer to give, or `undefined` when it could not be stored. */
 async function storeInSpool(body: SpoolBody, { stored, clientIp, plain, delaySeconds }: Shipment, delivery: Delivery): Promise<Answer | undefined> {
   const { spool, spoolBudget, spoolStats, reports } = delivery;
-  const length = body instanceof Uint8Array ? body.byteLength : body.length;
-  if (!spool.accepts(stored, length)) return undefined;
+  // The budgets count what is kept: the body packed, when it packs.
+  const packed = await spool.pack(stored, body);
+  const length = packed.body instanceof Uint8Array ? packed.body.byteLength : packed.body.length;
+  if (!spool.accepts(packed.envelope, length)) return undefined;
   if (!(await spoolBudget(clientIp, length))) {
     reports.count(stored.dsn, "queue_overflow", discardedCategories(plain));
     return tunnelAnswer("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
   }
-  if (!(await spool.store(stored, body, delaySeconds))) return undefined;
+  if (!(await spool.store(packed.envelope, packed.body, delaySeconds))) return undefined;
   spoolStats.stored += 1;
   return tunnelAnswer("spooled");
 }

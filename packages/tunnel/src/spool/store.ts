@@ -94,7 +94,18 @@ interface SpoolBindings {
  */
 export type SpoolBody = Uint8Array | { stream: ReadableStream<Uint8Array>; length: number };
 
+/** An envelope as it is to be stored, with its body. */
+export interface ToStore {
+  envelope: Omit<SpooledEnvelope, "body" | "key">;
+  body: SpoolBody;
+}
+
 export interface Spool {
+  /**
+   * The envelope as it would be stored: a body in memory packed when that pays (a stream is stored
+   * as it comes). The byte budgets count what this gives, the bytes that are kept.
+   */
+  pack(envelope: Omit<SpooledEnvelope, "body" | "key">, body: SpoolBody): Promise<ToStore>;
   /** Whether a body of `length` bytes can be stored at all: in a message, or with a bucket bound. */
   accepts(envelope: Omit<SpooledEnvelope, "body" | "key">, length: number): boolean;
   /**
@@ -105,34 +116,37 @@ export interface Spool {
 }
 
 /** Where nothing is stored: the tunnel without a spool bound, whose envelopes fail as Sentry did. */
-export const NO_SPOOL: Spool = { accepts: () => false, store: async () => false };
+export const NO_SPOOL: Spool = { pack: async (envelope, body) => ({ envelope, body }), accepts: () => false, store: async () => false };
 
 export function createSpool({ queue, bucket }: SpoolBindings): Spool {
   const fitsInMessage = (envelope: Omit<SpooledEnvelope, "body" | "key">, length: number) =>
     length + JSON.stringify(envelope).length + MESSAGE_SLACK_BYTES <= MESSAGE_LIMIT_BYTES;
   return {
+    async pack(envelope, body) {
+      if (!(body instanceof Uint8Array)) return { envelope, body };
+      try {
+        return await packedForStorage(envelope, body);
+      } catch {
+        return { envelope, body };
+      }
+    },
     accepts: (envelope, length) => bucket !== undefined || fitsInMessage(envelope, length),
     async store(envelope, body, delaySeconds = 0) {
       try {
         const length = body instanceof Uint8Array ? body.byteLength : body.length;
-        let toStore: { envelope: Omit<SpooledEnvelope, "body" | "key">; body: SpoolBody } = { envelope, body };
-        if (fitsInMessage(envelope, length)) {
-          // Small enough for the message itself; a stream this short is read whole first.
+        // What is large even packed (an attachment, a replay) waits in R2 when a bucket is bound,
+        // where the queue's backlog does not count it and a wait reads a small message, not the body.
+        if (fitsInMessage(envelope, length) && (!bucket || length <= IN_MESSAGE_BYTES)) {
+          // A stream this short is read whole first.
           const bytes = body instanceof Uint8Array ? body : new Uint8Array(await new Response(body.stream).arrayBuffer());
-          const packed = await packedForStorage(envelope, bytes);
-          // What is still large packed (an attachment, a replay) waits in R2, where the queue's
-          // backlog does not count it and a wait reads a small message, not the body.
-          if (!bucket || packed.body.byteLength <= IN_MESSAGE_BYTES) {
-            await queue.send({ ...packed.envelope, body: packed.body }, { contentType: "v8", delaySeconds });
-            return true;
-          }
-          toStore = packed;
+          await queue.send({ ...envelope, body: bytes }, { contentType: "v8", delaySeconds });
+          return true;
         }
         if (!bucket) return false;
         const key = `spool/${new Date(envelope.receivedAt).toISOString().slice(0, 10)}/${crypto.randomUUID()}`;
-        await bucket.put(key, toStore.body instanceof Uint8Array ? toStore.body : toStore.body.stream);
+        await bucket.put(key, body instanceof Uint8Array ? body : body.stream);
         try {
-          await queue.send({ ...toStore.envelope, key }, { contentType: "v8", delaySeconds });
+          await queue.send({ ...envelope, key }, { contentType: "v8", delaySeconds });
         } catch (error) {
           await bucket.delete(key).catch(() => {});
           throw error;
