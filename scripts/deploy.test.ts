@@ -13,13 +13,13 @@ const DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/
  * Cloudflare's API on loopback, as `wrangler secret list` reads it
  * (`GET /accounts/<id>/workers/scripts/<name>/secrets`): the deployed Worker's secrets, by name.
  */
-const api = { secrets: [] as string[], asked: [] as string[], server: undefined as Server | undefined, base: "" };
+const api = { secrets: [] as string[], failing: false, asked: [] as string[], server: undefined as Server | undefined, base: "" };
 beforeAll(async () => {
   api.server = createServer((request, response) => {
     api.asked.push(request.url ?? "");
     response.setHeader("content-type", "application/json");
-    const secrets = /\/workers\/scripts\/[^/]+\/secrets$/.test(request.url ?? "");
-    response.statusCode = secrets ? 200 : 404;
+    const secrets = /\/workers\/scripts\/[^/]+\/secrets$/.test(request.url ?? "") && !api.failing;
+    response.statusCode = secrets ? 200 : api.failing ? 500 : 404;
     response.end(JSON.stringify(secrets ? { success: true, errors: [], messages: [], result: api.secrets.map((name) => ({ name, type: "secret_text" })) } : { success: false, errors: [{ code: 7003, message: "No route" }], messages: [], result: null }));
   });
   await new Promise<void>((resolve) => api.server!.listen(0, "127.0.0.1", resolve));
@@ -28,6 +28,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => (api.server ? api.server.close(() => resolve()) : resolve())));
 beforeEach(() => {
   api.secrets = [];
+  api.failing = false;
   api.asked = [];
 });
 
@@ -129,6 +130,16 @@ describe("npm run deploy, before anything is uploaded", { timeout: 30_000 }, () 
     expect(status).toBe(0);
     expect(lines).toContain("SENTRY_DSN: a secret of the deployed Worker, whose value only the Worker reads; it is checked when the Worker starts.");
     expect(lines).toContain("--dry-run: exiting now.");
+  });
+
+  it("when the Worker's secrets cannot be read, refuses production without a DSN and says why, and deploys elsewhere all the same", async () => {
+    api.failing = true;
+    const production = await deploy(["--dry-run"], { CLOUDFLARE_API_TOKEN: "token" });
+    expect(production.status).toBe(1);
+    expect(production.lines[0]).toMatch(/^Configuration: SENTRY_DSN is empty, and whether the deployed Worker keeps it as a secret could not be read \(wrangler secret list: /);
+    const staging = await deploy(["--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "dry-run-")), "--var", "SENTRY_ENVIRONMENT:staging"], { CLOUDFLARE_API_TOKEN: "token" });
+    expect(staging.status).toBe(0);
+    expect(staging.lines).toContain("--dry-run: exiting now.");
   });
 
   it("refuses a DSN kept as a secret that [vars] names too, which Cloudflare would refuse", async () => {

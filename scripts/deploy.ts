@@ -83,9 +83,13 @@ async function workerConfigProblem(): Promise<string | undefined> {
   // As wrangler gives them: an unquoted number or boolean in [vars] stays one.
   const vars: Record<string, Json> = { ...(config.vars as Record<string, Json>), ...passedVars(passed) };
   const dsnUnset = String(vars.SENTRY_DSN ?? "").trim() === "";
+  const sentryEnvironment = String(vars.SENTRY_ENVIRONMENT ?? "").trim() || "production";
+  // Refused for production unless said on purpose, or unless the Worker keeps its DSN as a secret.
+  const refusedUnlessSecret = dsnUnset && sentryEnvironment === "production" && !monitoringOff;
   const secrets = dsnUnset ? workerSecretNames(configPath, environment) : { names: [] };
-  if ("problem" in secrets) return secrets.problem;
-  const dsnIsSecret = secrets.names.includes("SENTRY_DSN");
+  // Secrets that cannot be read matter only where they would lift the refusal.
+  if ("problem" in secrets && refusedUnlessSecret) return secrets.problem;
+  const dsnIsSecret = "names" in secrets && secrets.names.includes("SENTRY_DSN");
   if (dsnIsSecret && "SENTRY_DSN" in vars) {
     return "SENTRY_DSN is a secret of the deployed Worker and also a variable ([vars] or --var): Cloudflare refuses a variable and a secret of one name. Remove it from [vars]";
   }
@@ -113,8 +117,7 @@ async function workerConfigProblem(): Promise<string | undefined> {
   } finally {
     await miniflare.dispose().catch(() => {});
   }
-  const sentryEnvironment = String(vars.SENTRY_ENVIRONMENT ?? "").trim() || "production";
-  if (dsnUnset && !dsnIsSecret && sentryEnvironment === "production" && !monitoringOff) {
+  if (refusedUnlessSecret && !dsnIsSecret) {
     return (
       "SENTRY_DSN is empty, so the deployed pages and Worker would report nothing to Sentry. Set it in wrangler.toml's [vars] " +
       `or with --var SENTRY_DSN:<your project's DSN>, or deploy without monitoring on purpose: npm run deploy -- ${MONITORING_OFF}`
