@@ -1,5 +1,6 @@
 import { contentEncodingOf, type ContentEncoding } from "../request/content-encoding.ts";
-import { readUpTo, type BodyChunk } from "../shared/body.ts";
+import { Inflater } from "../envelope/inflate.ts";
+import { joinChunks, wholeBody, type BodyChunk } from "../shared/body.ts";
 
 /**
  * The spool: envelopes whose fate was `unavailable` (Sentry unreachable, too slow, or a 5xx) are
@@ -59,16 +60,27 @@ async function packedForStorage(envelope: Omit<SpooledEnvelope, "body" | "key">,
  */
 export async function unpacked(envelope: SpooledEnvelope, stored: Uint8Array, maxBytes: number): Promise<{ body: BodyChunk; headers: Record<string, string> } | undefined> {
   if (envelope.packed !== "gzip") return { body: stored as BodyChunk, headers: envelope.headers };
-  let body: BodyChunk | undefined;
+  // The bounded inflater the envelope's head reader and the `sent_at` shift use.
+  const inflater = new Inflater(wholeBody(stored as BodyChunk), "gzip", INFLATE_SLICE_BYTES);
+  const chunks: BodyChunk[] = [];
+  let length = 0;
   try {
-    body = await readUpTo(new Blob([stored as BodyChunk]).stream().pipeThrough(new DecompressionStream("gzip")) as ReadableStream<BodyChunk>, maxBytes);
+    for (let read = await inflater.read(); !read.done; read = await inflater.read()) {
+      length += read.value.byteLength;
+      if (length > maxBytes) return undefined;
+      chunks.push(read.value);
+    }
   } catch {
     return undefined;
+  } finally {
+    await inflater.stop().catch(() => {});
   }
-  if (!body) return undefined;
   const { "content-encoding": _packed, ...headers } = envelope.headers;
-  return { body, headers: { ...headers, "content-length": String(body.byteLength) } };
+  return { body: joinChunks(chunks, length), headers: { ...headers, "content-length": String(length) } };
 }
+
+/** Packed bytes handed to the inflater at a time, as the `sent_at` shift hands them. */
+const INFLATE_SLICE_BYTES = 4 * 1024;
 
 /** A queue message is at most 128 KB, with some 100 bytes of the queue's own metadata. */
 const MESSAGE_LIMIT_BYTES = 128_000;
