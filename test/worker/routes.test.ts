@@ -72,8 +72,17 @@ describe("the tunnel's routes (decision 016)", () => {
     const { ingest, worker } = useIngestAndWorker({}, UNLIMITED);
     beforeEach(() => ingest.reset());
     const deliveredAs = (body: Buffer) => ingest.deliveries.find((delivery) => delivery.body.equals(body))?.url;
+    /**
+     * The reasons of the `count` tunnel lines written since `logged`. A line reaches this process a
+     * moment after its answer, so each test waits for its own: none falls into the next test's count.
+     */
+    const ownLines = async (logged: number, count: number) => {
+      await eventually(() => worker.logLines("tunnel").length >= logged + count);
+      return worker.logLines<{ reason: string }>("tunnel").slice(logged).map((line) => line.reason);
+    };
 
     it("delivers there byte for byte, with every check of the other routes, and names it at start", async () => {
+      const logged = worker.logLines("tunnel").length;
       const { body } = buildEnvelope();
       expect((await worker.post(body, SENTRY_SDK_HEADERS, SENTRY_PATH)).status).toBe(200);
       expect(deliveredAs(body)).toBe("/api/4502/envelope/?hsts=0");
@@ -86,14 +95,17 @@ describe("the tunnel's routes (decision 016)", () => {
       expect(deliveredAs(stranger)).toBeUndefined();
       const start = worker.logs.find((line) => line.startsWith('{"event":"tunnel_start"'));
       expect(JSON.parse(start!)).toMatchObject({ sentry_sdk_paths_served: [SENTRY_PATH] });
+      expect(await ownLines(logged, 3)).toEqual(["dsn_not_allowed", "invalid_query", "origin_not_allowed"]);
     });
 
     it("serves it with a trailing slash too, as Sentry's tunnel does for tunnel: { trailingSlash: true }", async () => {
+      const logged = worker.logLines("tunnel").length;
       const { body } = buildEnvelope();
       expect((await worker.post(body, SENTRY_SDK_HEADERS, `${SENTRY_PATH}/`)).status).toBe(200);
       expect(deliveredAs(body)).toBe("/api/4502/envelope/?hsts=0");
       // Only the one slash: other spellings are still the tunnel's 404.
       expect((await worker.post(body, SENTRY_SDK_HEADERS, `${SENTRY_PATH}//`)).status).toBe(404);
+      expect(await ownLines(logged, 1)).toEqual(["not_found"]);
     });
 
     it("answers a tunnel: true page whose DSN is not allowed, at that DSN's own path, 403 with the tunnel's line", async () => {
