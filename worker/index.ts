@@ -12,6 +12,7 @@ import { withOwnTrace } from "./own-trace";
 import { appPathsOf } from "./page-paths";
 import { workerReporting } from "./reporting";
 import { reportTunnelBug } from "./report-tunnel-bug";
+import { checkInSpool } from "./spool-heartbeat";
 
 /**
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and
@@ -52,7 +53,7 @@ console.log(
     spool: startupEnv.TUNNEL_SPOOL
       ? `on: TUNNEL_SPOOL, queue ${config.tunnel.spoolQueue} and dead letters ${config.tunnel.deadLetterQueue}` +
         (config.tunnel.rateLimiting ? ", bytes held to TUNNEL_SPOOL_CLIENT_BUDGET and TUNNEL_SPOOL_TOTAL_BUDGET" : "") +
-        "; its depth is in each tunnel_spool_batch line"
+        "; its depth is in each tunnel_spool_batch and tunnel_spool_heartbeat line"
       : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
     large_bodies: startupEnv.TUNNEL_SPOOL_BUCKET ? "R2: TUNNEL_SPOOL_BUCKET" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
     forwarded_lines: !tunnel.logsForwarded
@@ -79,6 +80,10 @@ const app = withSentry(reporting.options, {
       clientMayReport,
     });
   },
+  // Sentry's wrapper reads the environment and the context, which the heartbeat itself does not.
+  scheduled(controller: ScheduledController, _env: Env, _ctx: ExecutionContext) {
+    return checkInSpool(tunnel, controller.cron);
+  },
 } satisfies ExportedHandler<Env>);
 
 export default {
@@ -95,5 +100,9 @@ export default {
   queue(batch) {
     // The tunnel's two queues are all this Worker consumes; the tunnel throws any other batch back.
     return tunnel.queue(batch);
+  },
+  scheduled(controller, env, ctx) {
+    // The spool's heartbeat ([triggers] in wrangler.toml), under the SDK so that its check-in is sent.
+    return app.scheduled!(controller, env, ctx);
   },
 } satisfies ExportedHandler<Env>;

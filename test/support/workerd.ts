@@ -28,6 +28,10 @@ export interface Workerd {
   pid: number;
   /** The Worker's bindings, reached from Node (the spool's queue and bucket, for one). */
   bindings(): Promise<Record<string, unknown>>;
+  /** Runs the Worker's `scheduled()` once, as its Cron Trigger `cron` would. */
+  scheduled(cron: string): Promise<void>;
+  /** A request to another Worker of the same workerd, by its name. */
+  fetchWorker(name: string, path: string): Promise<Response>;
   dispose(): Promise<void>;
 }
 
@@ -86,6 +90,11 @@ export async function startWorkerd(options: MiniflareOptions, { output = "keep" 
       return logs.filter((line) => line.startsWith(prefix)).map((line) => JSON.parse(line) as T);
     },
     bindings: () => miniflare.getBindings(),
+    async scheduled(cron) {
+      const result = await (await miniflare.getWorker()).scheduled({ cron });
+      if (result.outcome !== "ok") throw new Error(`scheduled() ended "${result.outcome}"`);
+    },
+    fetchWorker: async (name, path) => (await miniflare.getWorker(name)).fetch(`http://${name}${path}`) as unknown as Response,
     dispose: () => miniflare.dispose(),
   };
 }

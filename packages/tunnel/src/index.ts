@@ -12,3 +12,4 @@ export type { LogLine } from "./log-line.ts";
 export { isTunnelPathSpelling, reportPathOf, TUNNEL_PATH } from "./request/path.ts";
 export { projectOf, upstreamUrlFor, type ProjectIdentity } from "./upstream/ingest.ts";
 export type { SpoolStats } from "./spool/stats.ts";
+export type { SpoolHeartbeatLine } from "./spool/heartbeat.ts";

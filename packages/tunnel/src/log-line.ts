@@ -1,7 +1,7 @@
 import type { Answer, TunnelAnswerCode, TunnelOutcome } from "./answers.ts";
 import type { TunnelQuery } from "./request/query.ts";
 import type { RepeatedLines } from "./request/repeated-lines.ts";
-import type { SpoolBatchLine, SpoolLogLine } from "./spool/record.ts";
+import type { SpoolLine } from "./spool/record.ts";
 
 /** The one log line per request; it never holds the DSN's key, the client's IP or a cookie. */
 export interface TunnelLogLine {
@@ -36,8 +36,8 @@ export interface RequestFacts {
 
 export const NO_FACTS: RequestFacts = { kind: "envelope", query: undefined, bytes: null, upstreamStatus: null };
 
-/** Every structured line the tunnel writes: one per request, and one per spool outcome. */
-export type LogLine = TunnelLogLine | SpoolLogLine | SpoolBatchLine;
+/** Every structured line the tunnel writes: one per request, and the spool's. */
+export type LogLine = TunnelLogLine | SpoolLine;
 
 export interface Recorder {
   log: (line: TunnelLogLine) => void;
@@ -94,12 +94,14 @@ export function logToConsole(line: LogLine): void {
 
 /**
  * One Workers Analytics Engine data point per envelope. Blobs: outcome, reason, region. Doubles:
- * bytes, duration in ms, status. Index: the project, so that sampling keeps projects apart.
+ * bytes, duration in ms, status, Sentry's status (0 when it was not asked or did not answer).
+ * Index: the project, so that sampling keeps projects apart. Positions are only ever added:
+ * operators' queries and dashboards name them.
  */
 function tunnelDataPoint(line: TunnelLogLine): AnalyticsEngineDataPoint {
   return {
     blobs: [line.outcome, line.reason ?? "", line.region ?? ""],
-    doubles: [line.bytes ?? 0, line.duration_ms, line.status],
+    doubles: [line.bytes ?? 0, line.duration_ms, line.status, line.upstream_status ?? 0],
     indexes: [line.project ?? ""],
   };
 }

@@ -44,6 +44,8 @@ export interface TunnelSettings {
   spoolMaxRetries: number;
   /** The spool's first retry delay; each further attempt waits twice as long, up to an hour. */
   spoolRetrySeconds: number;
+  /** How long the oldest stored envelope may wait before the spool's heartbeat says `stale`. */
+  spoolMaxAgeSeconds: number;
   /**
    * Whether an envelope Sentry took (2xx) and a partner's preflight get a log line too. Off by
    * default: each would be a second Workers Logs event per envelope, priced above the request
@@ -74,6 +76,7 @@ export type TunnelVariables = Partial<
     | "TUNNEL_DEAD_LETTER_QUEUE_NAME"
     | "TUNNEL_SPOOL_MAX_RETRIES"
     | "TUNNEL_SPOOL_RETRY_SECONDS"
+    | "TUNNEL_SPOOL_MAX_AGE_SECONDS"
     | "TUNNEL_ROUTE"
     | "TUNNEL_RETIRED_ROUTES"
     | "TUNNEL_SENTRY_PATHS"
@@ -99,6 +102,8 @@ const DEFAULT_MAX_ENVELOPE_BYTES = 20 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
 const DEFAULT_SPOOL_RETRY_SECONDS = 10;
+/** An hour: Sentry failing that long, or a consumer stuck, is worth an alert. */
+const DEFAULT_SPOOL_MAX_AGE_SECONDS = 3600;
 
 /**
  * The tunnel's settings, read once and checked: throws a {@link ConfigError} naming the first
@@ -127,6 +132,7 @@ export function readTunnelSettings(env: TunnelVariables, { hostPaths = [], relea
     rateLimiting: read.onOrOff("TUNNEL_RATE_LIMITING", true),
     ...readSpoolQueues(read),
     spoolRetrySeconds: read.positiveInteger("TUNNEL_SPOOL_RETRY_SECONDS", DEFAULT_SPOOL_RETRY_SECONDS),
+    spoolMaxAgeSeconds: read.positiveInteger("TUNNEL_SPOOL_MAX_AGE_SECONDS", DEFAULT_SPOOL_MAX_AGE_SECONDS),
     logForwarded: read.onOrOff("TUNNEL_LOG_FORWARDED", false),
     ownProject: ownDsn && { dsn: ownDsn, environment: read.text("SENTRY_ENVIRONMENT") || "production", release },
     ...tunnelRoutes(read.text("TUNNEL_ROUTE"), read.list("TUNNEL_RETIRED_ROUTES"), ownDsn, sentryPathsFor, hostPaths),

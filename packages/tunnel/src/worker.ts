@@ -10,6 +10,7 @@ import { createSpoolBudget } from "./spool/budget.ts";
 import { createSpoolConsumer } from "./spool/consumer.ts";
 import { createDeadLetterConsumer } from "./spool/dead-letters.ts";
 import { deferralSeconds } from "./spool/decision.ts";
+import { spoolHeartbeat, type SpoolHeartbeatLine } from "./spool/heartbeat.ts";
 import { createSpoolRecorder } from "./spool/record.ts";
 import { SpoolStats } from "./spool/stats.ts";
 import { createSpool, NO_SPOOL } from "./spool/store.ts";
@@ -49,6 +50,13 @@ export interface TunnelWorker {
    * `TUNNEL_ANALYTICS` bound to count it. For the host's start line.
    */
   logsForwarded: boolean;
+  /**
+   * For the Worker's `scheduled()`: reads the spool's depth and the age of its oldest envelope,
+   * writes them as a `tunnel_spool_heartbeat` line and data point, and returns that line, whose
+   * `status` a host turns into a check-in (`ok`, `error` when `stale`, none when `unread`).
+   * `undefined` when no spool is bound.
+   */
+  spoolHeartbeat(): Promise<SpoolHeartbeatLine | undefined>;
 }
 
 /** Every part of one tunnel and its spool, each built once; {@link createTunnelWorker} puts them to work. */
@@ -60,6 +68,7 @@ export interface TunnelWorkerParts extends TunnelParts {
   logsForwarded: boolean;
   consume: (batch: MessageBatch<unknown>) => Promise<void>;
   settleDeadLetters: (batch: MessageBatch<unknown>) => Promise<void>;
+  heartbeat: () => Promise<SpoolHeartbeatLine | undefined>;
 }
 
 /**
@@ -92,6 +101,7 @@ export function createTunnelWorker(settings: TunnelSettings, bindings: TunnelBin
     reports: parts.reports,
     spoolStats: parts.spoolBound ? parts.stats : undefined,
     logsForwarded: parts.logsForwarded,
+    spoolHeartbeat: parts.heartbeat,
   };
 }
 
@@ -154,5 +164,11 @@ export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindi
       ? createSpoolConsumer(settings, { queue, bucket, allowList, limits, breakers: consumerBreakersFor(delivery.breakers, now, settings.spoolRetrySeconds), reports, record, now, random, fetch })
       : async (batch) => batch.retryAll(),
     settleDeadLetters: createDeadLetterConsumer({ bucket, reports, record, now }),
+    heartbeat: async () => {
+      if (!queue) return undefined;
+      const line = await spoolHeartbeat(queue, settings.spoolMaxAgeSeconds, now);
+      record(line);
+      return line;
+    },
   };
 }

@@ -7,7 +7,7 @@ import { UpstreamBreaker } from "../upstream/breaker.ts";
 import { SentryLimits } from "../upstream/sentry-limits.ts";
 import { createSpoolConsumer } from "./consumer.ts";
 import { createDeadLetterConsumer } from "./dead-letters.ts";
-import { createSpoolRecorder, type SpoolBatchLine, type SpoolLogLine } from "./record.ts";
+import { createSpoolRecorder, type SpoolLine } from "./record.ts";
 import { SpoolStats } from "./stats.ts";
 import type { SpooledEnvelope } from "./store.ts";
 
@@ -30,7 +30,7 @@ function runtime(answer: () => Response | Promise<Response>) {
   const deleted: string[] = [];
   const upstream = "https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0";
   const bucket = { delete: async (key: string) => void deleted.push(key), get: async () => null } as unknown as R2Bucket;
-  const lines: (SpoolLogLine | SpoolBatchLine)[] = [];
+  const lines: SpoolLine[] = [];
   const dataPoints: AnalyticsEngineDataPoint[] = [];
   return {
     counted,

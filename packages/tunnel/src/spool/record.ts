@@ -1,3 +1,4 @@
+import type { SpoolHeartbeatLine } from "./heartbeat.ts";
 import type { SpoolStats } from "./stats.ts";
 
 /** What happened to one stored envelope, in the spool's log line. */
@@ -37,17 +38,20 @@ export interface SpoolBatchLine {
   oldest_age_s: number | null;
 }
 
-/** Writes what became of one stored envelope. */
-export type SpoolRecorder = (line: SpoolLogLine | SpoolBatchLine) => void;
+/** Every line the spool writes. */
+export type SpoolLine = SpoolLogLine | SpoolBatchLine | SpoolHeartbeatLine;
+
+/** Writes what became of one stored envelope, a batch, or the queue's depth. */
+export type SpoolRecorder = (line: SpoolLine) => void;
 
 interface SpoolRecords {
-  log: (line: SpoolLogLine | SpoolBatchLine) => void;
+  log: (line: SpoolLine) => void;
   analytics: Pick<AnalyticsEngineDataset, "writeDataPoint">;
   stats: SpoolStats;
 }
 
 /**
- * The one recorder of the spool's outcomes, for its consumer and its dead-letter handler alike: the
+ * The one recorder of the spool's outcomes, for its consumer, its dead-letter handler and its heartbeat: the
  * log line, this isolate's counts, and an Analytics Engine data point (blobs: `spool`, the outcome;
  * doubles: 0 bytes, the age in ms, Sentry's status).
  */
@@ -61,6 +65,15 @@ export function createSpoolRecorder({ log, analytics, stats }: SpoolRecords): Sp
   };
   return (line) => {
     log(line);
+    if (line.event === "tunnel_spool_heartbeat") {
+      // Blobs: `spool_heartbeat`, the status; doubles: the depth where the batch's point has it.
+      write({
+        blobs: ["spool_heartbeat", line.status, ""],
+        doubles: [0, 0, 0, line.backlog_count ?? -1, line.backlog_bytes ?? -1, line.oldest_age_s ?? -1],
+        indexes: [""],
+      });
+      return;
+    }
     if (line.event === "tunnel_spool_batch") {
       // Blobs: `spool_batch`; doubles: messages, retried, deferred, backlog count, bytes and oldest age in s, delivered.
       write({

@@ -1,6 +1,7 @@
 import { contentEncodingOf, type ContentEncoding } from "../request/content-encoding.ts";
 import { Inflater } from "../envelope/inflate.ts";
 import { joinChunks, wholeBody, type BodyChunk } from "../shared/body.ts";
+import type { MeasurableQueue } from "./heartbeat.ts";
 
 /**
  * The spool: envelopes whose fate was `unavailable` (Sentry unreachable, too slow, or a 5xx) are
@@ -90,7 +91,7 @@ const MESSAGE_SLACK_BYTES = 1_024;
 const IN_MESSAGE_BYTES = 32 * 1024;
 
 /** What the spool needs of a Queue binding: to send a message to it. */
-export interface SpoolQueue {
+export interface SpoolQueue extends MeasurableQueue {
   send(message: SpooledEnvelope, options?: QueueSendOptions): Promise<unknown>;
 }
 
