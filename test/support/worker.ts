@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
 
-import type { V4WorkerOptions } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 
 import type { CapturedDataPoint } from "../worker/fixtures/analytics-capture";
@@ -18,7 +17,7 @@ export interface RunningWorker extends Workerd {
   /** POSTs `body` to the tunnel ({@link APP_TUNNEL} unless `path` says otherwise), on its own connection. */
   post(body: Uint8Array | ReadableStream<Uint8Array<ArrayBuffer>>, headers?: Record<string, string>, path?: string): Promise<Response>;
   /** Every Analytics Engine data point the Worker wrote, oldest first; only with `captureDataPoints`. */
-  dataPoints(): Promise<CapturedDataPoint[]>;
+  dataPoints(): CapturedDataPoint[];
 }
 
 /** The parts of `wrangler.toml`'s `[[ratelimits]]` and `[[analytics_engine_datasets]]` that Miniflare takes. */
@@ -46,12 +45,13 @@ export interface WorkerOptions {
   plant?: string;
   /** Bindings of `wrangler.toml` left out, as an `[env.*]` section that does not repeat them would. */
   without?: readonly string[];
-  /** `TUNNEL_ANALYTICS` bound to a Worker that keeps every point, for {@link RunningWorker.dataPoints}. */
+  /** `TUNNEL_ANALYTICS` made to keep every point, for {@link RunningWorker.dataPoints}. */
   captureDataPoints?: boolean;
 }
 
-/** The Worker that keeps the data points, beside the app's in the same workerd. */
-const CAPTURE = "analytics-capture";
+/** What keeps the data points, planted in the Worker, and the line it writes each in. */
+const CAPTURE = "test/worker/fixtures/analytics-capture.ts";
+const CAPTURED_EVENT = "analytics_data_point";
 
 /** The parts of `wrangler.toml`'s queues and R2 buckets that Miniflare takes. */
 interface QueueSettings {
@@ -73,8 +73,14 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
   const main = `${root}build/index.js`;
   if (!existsSync(main)) throw new Error("build/index.js is missing: run `npm run build` (npm test does) first");
   const config = unstable_readConfig({ config: `${root}wrangler.toml` });
-  const script = options.plant ? await bundleFixture(options.plant, `import { plant } from "./${options.plant}";\nplant();\nexport { default } from "./build/index.js";\n`) : main;
-  const app: V4WorkerOptions = {
+  const plants = [options.plant, options.captureDataPoints ? CAPTURE : undefined].filter((plant) => plant !== undefined);
+  const script = plants.length
+    ? await bundleFixture(
+        plants[0]!,
+        `${plants.map((plant, index) => `import { plant as plant${index} } from "./${plant}";\nplant${index}();\n`).join("")}export { default } from "./build/index.js";\n`,
+      )
+    : main;
+  const worker = await startWorkerd({
     // The Remix bundle has a dynamic import(), which Miniflare's module scan refuses: list the module.
     modules: [{ type: "ESModule", path: script }],
     ...wranglerCompatibility(),
@@ -85,30 +91,19 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
         { namespace_id, simple: ((name === "TUNNEL_RATE_LIMITER" ? options.rateLimit : options.rateLimits?.[name]) ?? simple) as { limit: number; period: 10 | 60 } },
       ]),
     ),
-    ...(options.captureDataPoints
-      ? { serviceBindings: { TUNNEL_ANALYTICS: { name: CAPTURE, entrypoint: "AnalyticsCapture" } } }
-      : {
-          analyticsEngineDatasets: Object.fromEntries(
-            (config.analytics_engine_datasets as DatasetSettings[]).map(({ binding, dataset }) => [binding, { dataset: dataset ?? binding }]),
-          ),
-        }),
+    analyticsEngineDatasets: Object.fromEntries(
+      (config.analytics_engine_datasets as DatasetSettings[]).map(({ binding, dataset }) => [binding, { dataset: dataset ?? binding }]),
+    ),
     ...(options.spool === false ? {} : spoolBindings(config.queues as QueueSettings, config.r2_buckets as BucketSettings[])),
     assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
-  };
-  const capture = options.captureDataPoints && {
-    name: CAPTURE,
-    rootPath: root,
-    modules: [{ type: "ESModule" as const, path: await bundleFixture("test/worker/fixtures/analytics-capture.ts") }],
-    ...wranglerCompatibility(),
-  };
-  const worker = await startWorkerd(capture ? { workers: [{ name: "app", rootPath: root, ...app }, capture] } : app);
+  });
   return {
     ...worker,
     post: (body, headers = {}, path = APP_TUNNEL) =>
       worker.fetch(path, { method: "POST", body: body instanceof ReadableStream ? body : new Uint8Array(body), headers }),
-    async dataPoints() {
-      if (!capture) throw new Error("dataPoints() needs startWorker(…, { captureDataPoints: true })");
-      return (await (await worker.fetchWorker(CAPTURE, "/")).json()) as CapturedDataPoint[];
+    dataPoints() {
+      if (!options.captureDataPoints) throw new Error("dataPoints() needs startWorker(…, { captureDataPoints: true })");
+      return worker.logLines<CapturedDataPoint>(CAPTURED_EVENT);
     },
   };
 }

@@ -30,8 +30,6 @@ export interface Workerd {
   bindings(): Promise<Record<string, unknown>>;
   /** Runs the Worker's `scheduled()` once, as its Cron Trigger `cron` would. */
   scheduled(cron: string): Promise<void>;
-  /** A request to another Worker of the same workerd, by its name. */
-  fetchWorker(name: string, path: string): Promise<Response>;
   dispose(): Promise<void>;
 }
 
@@ -94,7 +92,6 @@ export async function startWorkerd(options: MiniflareOptions, { output = "keep" 
       const result = await (await miniflare.getWorker()).scheduled({ cron });
       if (result.outcome !== "ok") throw new Error(`scheduled() ended "${result.outcome}"`);
     },
-    fetchWorker: async (name, path) => (await miniflare.getWorker(name)).fetch(`http://${name}${path}`) as unknown as Response,
     dispose: () => miniflare.dispose(),
   };
 }

@@ -34,7 +34,7 @@ describe("the spool's heartbeat: a Cron Trigger that checks in to Sentry (issue 
       monitor_config: { schedule: { type: "crontab", value: CRON }, checkin_margin: 5, failure_issue_threshold: 1 },
     });
     expect(worker.logLines("tunnel_spool_heartbeat").at(-1)).toMatchObject({ status: "ok", backlog_count: 0, oldest_age_s: null, max_age_s: 2 });
-    const points = await worker.dataPoints();
+    const points = worker.dataPoints();
     expect(points.filter((point) => point.blobs?.[0] === "spool_heartbeat").at(-1)).toMatchObject({ blobs: ["spool_heartbeat", "ok", ""], doubles: [0, 0, 0, 0, 0, -1] });
   });
 
