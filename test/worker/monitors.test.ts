@@ -1,0 +1,106 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { PROBE_MONITOR_NAME, SPOOL_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
+import { parseEnvelope } from "../support/envelopes";
+import { useIngestAndWorker } from "../support/ingest-and-worker";
+import { SentryApiStandIn } from "../support/sentry-api";
+import { APP_DSN, APP_ROUTE } from "../support/worker";
+import { root } from "../support/workerd";
+
+const run = promisify(execFile);
+const ORIGIN = "https://app.example.com";
+
+/** `npm run monitors` as an operator runs it, with only these variables. */
+async function monitors(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  // The project's ProcessEnv type lists the Worker's variables, which the command does not need.
+  const childEnv = { PATH: process.env.PATH, ...env } as Record<string, string | undefined> as NodeJS.ProcessEnv;
+  try {
+    const { stdout, stderr } = await run(process.execPath, ["scripts/monitors.ts", ...args], { cwd: root, env: childEnv });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe("npm run monitors: Sentry's uptime probe and the spool's cron monitor, from the repository's files (issue 47)", () => {
+  let sentry: SentryApiStandIn;
+  const { ingest, worker } = useIngestAndWorker({}, { rateLimit: { limit: 1_000_000, period: 10 } });
+  const operator = () => ({ SENTRY_AUTH_TOKEN: sentry.token, SENTRY_ORG: sentry.org, SENTRY_PROJECT: "web", SENTRY_URL: sentry.url, SENTRY_DSN: APP_DSN });
+
+  beforeAll(async () => {
+    sentry = await SentryApiStandIn.start();
+  });
+  afterAll(async () => {
+    await sentry?.stop();
+  });
+
+  it("creates both monitors once, then updates the same two, with the fields Sentry documents", async () => {
+    const first = await monitors(["--origin", ORIGIN], operator());
+    expect(first).toMatchObject({ code: 0, stderr: "" });
+    expect(first.stdout).toContain(`Uptime monitor "${PROBE_MONITOR_NAME}" created (id 1): POST ${ORIGIN}${APP_ROUTE} every 300 s`);
+    expect(first.stdout).toContain(`Cron monitor ${SPOOL_MONITOR_SLUG} created`);
+    const second = await monitors(["--origin", ORIGIN, "--interval", "60"], operator());
+    expect(second).toMatchObject({ code: 0, stderr: "" });
+    expect(second.stdout).toContain(`Uptime monitor "${PROBE_MONITOR_NAME}" updated (id 1)`);
+    expect(second.stdout).toContain(`Cron monitor ${SPOOL_MONITOR_SLUG} updated`);
+
+    // Every request passed the stand-in's checks of Sentry's documented fields.
+    expect(sentry.calls.filter((call) => call.status >= 400 && call.status !== 404)).toEqual([]);
+    expect(sentry.calls.filter((call) => call.method !== "GET").map((call) => `${call.method} ${call.path}`)).toEqual([
+      "POST /api/0/projects/acme/web/uptime/",
+      "POST /api/0/organizations/acme/monitors/",
+      "PUT /api/0/projects/acme/web/uptime/1/",
+      `PUT /api/0/organizations/acme/monitors/${SPOOL_MONITOR_SLUG}/`,
+    ]);
+    expect(sentry.uptime).toEqual([
+      expect.objectContaining({ name: PROBE_MONITOR_NAME, url: `${ORIGIN}${APP_ROUTE}`, method: "POST", interval_seconds: 60, timeout_ms: 10_000, environment: "production" }),
+    ]);
+    expect(sentry.monitors).toEqual([
+      expect.objectContaining({
+        slug: SPOOL_MONITOR_SLUG,
+        project: "web",
+        config: { schedule_type: "crontab", schedule: "*/5 * * * *", checkin_margin: 5, max_runtime: 1, timezone: "Etc/UTC", failure_issue_threshold: 1, recovery_threshold: 1 },
+      }),
+    ]);
+  });
+
+  it("has the uptime monitor send what the tunnel delivers and Sentry takes with a 2xx, making no event", async () => {
+    const [probe] = sentry.uptime;
+    const headers = Object.fromEntries(probe!.headers as [string, string][]);
+    const answer = await worker.post(Buffer.from(probe!.body as string), headers, new URL(probe!.url as string).pathname);
+    expect(answer.status).toBe(200);
+    const delivered = ingest.deliveries.find((delivery) => delivery.body.toString("utf8") === probe!.body);
+    expect(delivered?.url).toBe("/api/4502/envelope/?hsts=0");
+    expect(parseEnvelope(delivered!.body).items.map((item) => item.header.type)).toEqual(["client_report"]);
+  });
+
+  it("says in one line what is missing, and changes nothing", async () => {
+    const calls = sentry.calls.length;
+    const cases: [string[], Record<string, string>, string][] = [
+      [[], operator(), "needs --origin"],
+      [["--origin", "http://app.example.com"], operator(), "needs --origin"],
+      [["--origin", ORIGIN], { ...operator(), SENTRY_AUTH_TOKEN: "" }, "needs SENTRY_AUTH_TOKEN"],
+      [["--origin", ORIGIN], { ...operator(), SENTRY_DSN: "" }, "needs SENTRY_DSN"],
+      [["--origin", ORIGIN, "--interval", "90"], operator(), "--interval must be one of"],
+    ];
+    for (const [args, env, said] of cases) {
+      const { code, stdout, stderr } = await monitors(args, env);
+      expect({ code, stdout }, said).toEqual({ code: 2, stdout: "" });
+      expect(stderr.trim().split("\n"), said).toEqual([expect.stringContaining(said)]);
+    }
+    const refused = await monitors(["--origin", ORIGIN], { ...operator(), SENTRY_AUTH_TOKEN: "wrong" });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split("\n")).toEqual([expect.stringContaining("answered GET /organizations/acme/uptime/")]);
+    expect(sentry.calls.slice(calls).filter((call) => call.method !== "GET")).toEqual([]);
+  });
+
+  it("sends the probe once to a running app with --try, as the monitor will", async () => {
+    const { code, stdout } = await monitors(["--try", worker.origin], { SENTRY_DSN: APP_DSN });
+    expect(code).toBe(0);
+    expect(stdout).toContain(`POST ${worker.origin}${APP_ROUTE}: 200`);
+  });
+});
