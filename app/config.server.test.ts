@@ -33,6 +33,7 @@ describe("readConfig", () => {
       deadLetterQueue: "tunnel-spool-dead",
       spoolMaxRetries: 5,
       spoolRetrySeconds: 10,
+      spoolMaxAgeSeconds: 3600,
       logForwarded: false,
       ownProject: undefined,
       route: "/monitoring",

@@ -325,9 +325,20 @@ describe("the tunnel: around the core", () => {
     expect(writeDataPoint).toHaveBeenCalledTimes(1);
     expect(writeDataPoint).toHaveBeenCalledWith({
       blobs: ["rejected", "origin_not_allowed", ""],
-      doubles: [0, (log[0] as { duration_ms: number }).duration_ms, 403],
+      doubles: [0, (log[0] as { duration_ms: number }).duration_ms, 403, 0],
       indexes: [""],
     });
+  });
+
+  it("puts Sentry's own status in the data point, where the status the client got can differ", async () => {
+    const writeDataPoint = vi.fn();
+    const budget = { limit: async () => ({ success: true }) };
+    const { tunnel } = tunnelWith({
+      bindings: { TUNNEL_ANALYTICS: { writeDataPoint }, TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: budget, TUNNEL_SPOOL_TOTAL_BUDGET: budget },
+      sentry: sentryAnswering(() => new Response("busy", { status: 503 })),
+    });
+    expect((await tunnel(envelopeRequest())).status).toBe(202);
+    expect(writeDataPoint).toHaveBeenCalledWith(expect.objectContaining({ blobs: ["spooled", "spooled", "us"], doubles: [expect.any(Number), expect.any(Number), 202, 503] }));
   });
 
   it("answers 500 for its own bug, reports it with the request, and logs it as failed", async () => {
