@@ -32,7 +32,7 @@ export interface HealthReport {
 export class HealthQueryError extends Error {}
 
 /** The credentials from the environment, or the one line saying what to set and where to get it. */
-export function credentialsFrom(env: NodeJS.ProcessEnv): Credentials | string {
+export function credentialsFrom(env: Record<string, string | undefined>): Credentials | string {
   const accountId = env.CLOUDFLARE_ACCOUNT_ID?.trim();
   const token = env.CLOUDFLARE_API_TOKEN?.trim();
   if (accountId && token) return { accountId, token, baseUrl: (env.CLOUDFLARE_API_BASE_URL?.trim() || "https://api.cloudflare.com/client/v4").replace(/\/+$/, "") };

@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
+import { relative } from "node:path";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 
 import { fetchOnce } from "../support/http";
 import { APP_DSN } from "../support/worker";
-import { root, startFixture, startWorkerd, wranglerCompatibility, type Workerd } from "../support/workerd";
+import { bundleFixture, root, startFixture, startWorkerd, wranglerCompatibility, type Workerd } from "../support/workerd";
 import { onTheWorkersCore } from "./cores";
 import { runLoad, type Load } from "./wrk";
 
@@ -136,23 +137,6 @@ const KEEP_OUTPUT = { output: "keep" } as const;
 /** The asset router Miniflare puts in front of a Worker with `[assets]`, as `wrangler.toml` deploys the app. */
 const ASSET_ROUTER = { assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } } };
 
-/**
- * A stand-in for the rate limiter that counts in the tunnel's own isolate, as a wrapped binding.
- * Miniflare simulates the binding with a subrequest to a Durable Object for every call: the gap
- * between the two rows is the simulation's share of the limiter's price.
- */
-const IN_ISOLATE_LIMITER = `
-export default function () {
-  const counts = new Map();
-  return {
-    async limit({ key }) {
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-      return { success: true };
-    },
-  };
-}
-`;
-
 export interface TunnelWorkerOptions {
   /** Bind the spool's queue and bucket, with a stored envelope retried only after an hour. */
   spool?: boolean;
@@ -171,6 +155,9 @@ export interface TunnelWorkerOptions {
   variables?: Record<string, string>;
 }
 
+/** The limiter that counts in the isolate, planted in front of the build. */
+const IN_ISOLATE_LIMITER = "test/bench/fixtures/in-isolate-limiter.ts";
+
 /** The app's build, as `wrangler.toml` deploys it but for the bindings chosen. */
 export async function startTunnelWorker(
   ingestOrigin: string,
@@ -181,10 +168,11 @@ export async function startTunnelWorker(
     queueConsumers: { "tunnel-spool": { maxBatchSize: 10, maxBatchTimeout: 1 } },
     r2Buckets: { TUNNEL_SPOOL_BUCKET: "tunnel-spool" },
   };
-  const limiters = {
-    binding: { ratelimits: { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000_000_000, period: 10 as const } } } },
-    "in-isolate": { wrappedBindings: { TUNNEL_RATE_LIMITER: { scriptName: "in-isolate-limiter" } } },
-  };
+  const limiter = { ratelimits: { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000_000_000, period: 10 as const } } } };
+  const script =
+    rateLimiter === "in-isolate"
+      ? await bundleFixture(IN_ISOLATE_LIMITER, `import "./${IN_ISOLATE_LIMITER}";\nexport { default } from "./${relative(root, build)}";\n`)
+      : build;
   return onTheWorkersCore(
     startWorkerd(
       {
@@ -192,7 +180,7 @@ export async function startTunnelWorker(
           {
             name: "tunnel",
             rootPath: root,
-            modules: [{ type: "ESModule", path: build }],
+            modules: [{ type: "ESModule", path: script }],
             ...wranglerCompatibility(),
             bindings: {
               SENTRY_DSN: APP_DSN,
@@ -206,11 +194,9 @@ export async function startTunnelWorker(
             // As `wrangler.toml` binds it: an envelope's data point is its record (decision 024).
             analyticsEngineDatasets: { TUNNEL_ANALYTICS: { dataset: "tunnel_envelopes" } },
             ...(spool ? spoolBindings : {}),
-            ...(rateLimiter ? limiters[rateLimiter] : {}),
+            ...(rateLimiter ? limiter : {}),
             ...(router ? ASSET_ROUTER : {}),
           },
-          // Miniflare refuses a compatibility date on a wrapped binding's Worker: it runs under the tunnel's.
-          ...(rateLimiter === "in-isolate" ? [{ name: "in-isolate-limiter", modules: true, script: IN_ISOLATE_LIMITER }] : []),
         ],
       },
       record ? KEEP_OUTPUT : DROP_OUTPUT,
@@ -253,19 +239,20 @@ export function startCoreTunnelWorker(ingestOrigin: string, record = false): Pro
   return onTheWorkersCore(startFixture("test/bench/fixtures/core-tunnel.ts", { bindings: { DSN: APP_DSN, UPSTREAM_ORIGIN: ingestOrigin } }, record ? KEEP_OUTPUT : DROP_OUTPUT));
 }
 
-/** The lines a Worker started with `record` logs per envelope: each is a Workers Logs event. */
-export async function logLinesPerEnvelope(worker: Workerd, url: string, body: Buffer, envelopes = 100): Promise<number> {
+/** The lines a Worker started with `record` logs per envelope, each a Workers Logs event, and their own bytes per envelope. */
+export async function logLinesPerEnvelope(worker: Workerd, url: string, body: Buffer, envelopes = 100): Promise<{ lines: number; bytes: number }> {
   worker.logs.length = 0;
   for (let sent = 0; sent < envelopes; sent += 1) await postTimed(url, body);
   // Lines reach this process a moment after the answers: counted once they stop coming.
-  const lines = () => worker.logs.filter((line) => line.trim() !== "").length;
+  const written = () => worker.logs.filter((line) => line.trim() !== "");
   const deadline = Date.now() + 5_000;
   let seen = -1;
-  while (lines() !== seen && Date.now() < deadline) {
-    seen = lines();
+  while (written().length !== seen && Date.now() < deadline) {
+    seen = written().length;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  return lines() / envelopes;
+  const bytes = written().reduce((sum, line) => sum + Buffer.byteLength(line, "utf8"), 0);
+  return { lines: written().length / envelopes, bytes: bytes / envelopes };
 }
 
 /** The tunnel's stages with one left out (`test/bench/fixtures/ablation.ts`), without the asset router. */

@@ -26,7 +26,7 @@ import {
   budgetVerdict,
   BUDGETS_ONLY_REPORT,
 } from "./measure";
-import { envelopesIncluded, NO_UNITS, spooledUnits, usdForMonth, usdPerMillion, type Units } from "./price";
+import { envelopesIncluded, INVOCATION_LOG_BYTES, LINE_ATTRIBUTES_BYTES_ESTIMATE, LOGS_FROM_DECEMBER, NO_UNITS, spooledUnits, usdForMonth, usdPerMillion, type Units } from "./price";
 import { ensureWrk, requestsPerSecond } from "./wrk";
 
 const ROUNDS = 5;
@@ -179,7 +179,10 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
       core: cpuOf(candidates[3]!.name, "10 KB"),
       ours: cpuOf(ours, "10 KB"),
     });
-    console.log(`What a million 10 KB envelopes cost past the Workers Paid plan's included amounts (prices: docs/performance.md):`);
+    console.log(
+      `What a million 10 KB envelopes cost past the Workers Paid plan's included amounts, Workers Logs per event until 2026-11-30 and per GB from ${LOGS_FROM_DECEMBER.date} ` +
+        `(a line's own bytes measured, ${LINE_ATTRIBUTES_BYTES_ESTIMATE} B of Cloudflare's attributes estimated, an invocation log ${INVOCATION_LOG_BYTES} B as published; prices: docs/performance.md):`,
+    );
     console.table(priceRows);
     const priceRatio = Number(priceRows.find((row) => row.Candidate.startsWith("ours, the README's record"))!["× examples' shape"]);
     console.log(`${budgetVerdict(priceRatio, { max: 1.1 })}: ours' price per million with the README's record × the examples' shape's (${priceRatio.toFixed(2)})`);
@@ -219,36 +222,42 @@ async function pricePerMillion(ingestOrigin: string, cpuMs: { control: number; e
   const core = await linesOf(() => startCoreTunnelWorker(ingestOrigin, true), "/");
   const ours = await linesOf(() => startTunnelWorker(ingestOrigin, { router: false, record: true }), APP_ROUTE);
   const oursAll = await linesOf(() => startTunnelWorker(ingestOrigin, { router: false, record: true, variables: { TUNNEL_LOG_FORWARDED: "on" } }), APP_ROUTE);
-  const units = (cpu: number, logLines: number, invocationLogs: number, dataPoints = 0): Units => ({
+  /** A line weighs its own bytes, measured, and the attributes Cloudflare adds, estimated; an invocation log the published average. */
+  const units = (cpu: number, logged: { lines: number; bytes: number }, invocationLogs: number, dataPoints = 0): Units => ({
     ...NO_UNITS,
     requests: 1,
     cpuMs: cpu,
-    logEvents: logLines + invocationLogs,
+    logEvents: logged.lines + invocationLogs,
+    logBytes: logged.bytes + logged.lines * LINE_ATTRIBUTES_BYTES_ESTIMATE + invocationLogs * INVOCATION_LOG_BYTES,
     dataPoints,
   });
   const oursUnits = units(cpuMs.ours, ours, 0, DATA_POINTS_PER_ENVELOPE);
+  // A spooled envelope's two lines (spooled, then delivered), as long as the live path's line.
+  const spooledLines = { lines: 2, bytes: 2 * (oursAll.bytes / Math.max(oursAll.lines, 1)) };
   const candidates: [string, Units][] = [
-    ["bare pass-through, invocation logs on", units(cpuMs.control, 0, 1)],
+    ["bare pass-through, invocation logs on", units(cpuMs.control, { lines: 0, bytes: 0 }, 1)],
     ["getsentry/examples' shape, invocation logs on (Cloudflare's default)", units(cpuMs.examples, examples, 1)],
     ["@sentry/core 11.12 handleTunnelRequest, invocation logs on", units(cpuMs.core, core, 1)],
     ["ours, the README's record: invocation logs off, TUNNEL_LOG_FORWARDED off", oursUnits],
     ["ours, TUNNEL_LOG_FORWARDED=on", units(cpuMs.ours, oursAll, 0, DATA_POINTS_PER_ENVELOPE)],
     ["ours, invocation logs on too", units(cpuMs.ours, ours, 1, DATA_POINTS_PER_ENVELOPE)],
     // Stored while Sentry is down, delivered on the first retry: the spool's queue operations, its
-    // two lines (spooled, then delivered) and the consumer's data point; the consumer's own CPU is
-    // left out, and its invocations are a tenth of a request each (batches of ten).
-    ["ours, an envelope spooled and delivered later", { ...oursUnits, ...spooledUnits(body.length), logEvents: 2, dataPoints: DATA_POINTS_PER_ENVELOPE + 1, requests: 1.1 }],
+    // two lines and the consumer's data point; the consumer's own CPU is left out, and its
+    // invocations are a tenth of a request each (batches of ten).
+    ["ours, an envelope spooled and delivered later", { ...units(cpuMs.ours, spooledLines, 0, DATA_POINTS_PER_ENVELOPE + 1), ...spooledUnits(body.length), requests: 1.1 }],
   ];
   const examplesPrice = usdPerMillion(candidates[1]![1]);
   return candidates.map(([name, perEnvelope]) => ({
     Candidate: name,
     "CPU ms": perEnvelope.cpuMs.toFixed(3),
     "log events": perEnvelope.logEvents.toFixed(2),
+    "log KB": (perEnvelope.logBytes / 1000).toFixed(2),
     "data points": perEnvelope.dataPoints.toFixed(2),
     "queue ops": perEnvelope.queueOperations.toFixed(0),
-    "USD per million": usdPerMillion(perEnvelope).toFixed(3),
+    "USD per million, to 2026-11-30": usdPerMillion(perEnvelope).toFixed(3),
+    [`USD per million, from ${LOGS_FROM_DECEMBER.date}`]: usdPerMillion(perEnvelope, "per-gb").toFixed(3),
     "× examples' shape": (usdPerMillion(perEnvelope) / examplesPrice).toFixed(2),
-    "envelopes a month the plan includes": `${(envelopesIncluded(perEnvelope) / 1_000_000).toFixed(1)} M`,
-    "USD for 100 M a month": usdForMonth(perEnvelope, 100_000_000).toFixed(2),
+    "envelopes a month the plan includes, to / from": `${(envelopesIncluded(perEnvelope) / 1_000_000).toFixed(1)} M / ${(envelopesIncluded(perEnvelope, "per-gb") / 1_000_000).toFixed(1)} M`,
+    "USD for 100 M a month, to / from": `${usdForMonth(perEnvelope, 100_000_000).toFixed(2)} / ${usdForMonth(perEnvelope, 100_000_000, "per-gb").toFixed(2)}`,
   }));
 }

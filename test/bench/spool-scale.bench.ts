@@ -7,6 +7,7 @@ import { it } from "vitest";
 
 import { createTunnelWorker, readTunnelSettings, type LogLine } from "@edge-monitoring/tunnel";
 import { ModelBucket, ModelLimiter, ModelQueue, ModelSentry, QUEUE_LIMITS, type SentryModel } from "../support/queue-model";
+import { LINE_ATTRIBUTES_BYTES_ESTIMATE, LOGS_USD_PER_GB, PRICES } from "./price";
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -38,14 +39,8 @@ const SIZES = [
 
 const WORDS = ["render", "fetch", "loader", "action", "useEffect", "dispatch", "resolve", "undefined", "TypeError", "Cannot", "read", "properties", "of", "null", "node_modules", "react-dom", "production", "min", "chunk", "scheduler"];
 
-/** Published prices, per million, past the included amounts (`../shared/platform-facts.md`, `price.ts`). */
-const USD_PER_MILLION = { queueOperations: 0.4, r2ClassA: 4.5, r2ClassB: 0.36, dataPoints: 0.25, logEvents: 0.6, requests: 0.3, cpuMs: 0.02 };
-/**
- * Workers Logs from 2026-12-01: per GB ingested, the event's body and the attributes Cloudflare
- * adds. What it adds to a short JSON line is not published: this is an estimate.
- */
-const LOGS_USD_PER_GB = 0.25;
-const LOG_ATTRIBUTES_BYTES_ESTIMATE = 1_000;
+/** Published prices per million past the included amounts, and Workers Logs by size from 2026-12-01 (`price.ts`). */
+const USD_PER_MILLION = Object.fromEntries(Object.entries(PRICES).map(([name, { usdPerMillion }]) => [name, usdPerMillion])) as Record<keyof typeof PRICES, number>;
 
 /** What the consumer's wall time is in production: a request to Sentry, and a hung one, which costs the whole deadline. */
 const SENTRY_ANSWER_MS = 100;
@@ -171,11 +166,11 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
       log: (line: LogLine) => {
         // A batch's line is one per real batch, counted with the invocations below.
         if (line.event === "tunnel_spool_batch") {
-          logged.batchLineBytes = JSON.stringify(line).length + LOG_ATTRIBUTES_BYTES_ESTIMATE;
+          logged.batchLineBytes = JSON.stringify(line).length + LINE_ATTRIBUTES_BYTES_ESTIMATE;
           return;
         }
         logged.lines += 1;
-        logged.bytes += JSON.stringify(line).length + LOG_ATTRIBUTES_BYTES_ESTIMATE;
+        logged.bytes += JSON.stringify(line).length + LINE_ATTRIBUTES_BYTES_ESTIMATE;
         if (line.event === "tunnel_spool") logged.spoolLines += 1;
       },
     },

@@ -1,7 +1,8 @@
 /**
  * What this isolate's tunnel stored and its consumer settled, since the isolate started. Counts of
- * one isolate, not of the whole deployment: Cloudflare runs many, and the queue has no count a
- * Worker can read. Under `wrangler dev` there is one, so they are the spool's whole story there.
+ * one isolate, not of the whole deployment: Cloudflare runs many (the queue's own depth is in the
+ * batch and heartbeat lines, `record.ts`). Under `wrangler dev` there is one, so they are the
+ * spool's whole story there.
  */
 export class SpoolStats {
   stored = 0;
