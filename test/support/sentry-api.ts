@@ -104,8 +104,11 @@ export class SentryApiStandIn {
     const url = new URL(path, "http://sentry");
     let match: RegExpExecArray | null;
     if (method === "GET" && url.pathname === `/api/0/organizations/${org}/uptime/`) {
-      const query = (url.searchParams.get("query") ?? "").toLowerCase();
-      return { status: 200, body: this.uptime.filter((monitor) => monitor.name.toLowerCase().includes(query) || String(monitor.url).toLowerCase().includes(query)) };
+      // As Sentry's search reads it: a word with a colon is a filter, and one it does not know matches nothing.
+      const words = (url.searchParams.get("query") ?? "").split(/\s+/).filter(Boolean);
+      if (words.some((word) => word.includes(":"))) return { status: 200, body: [] };
+      const text = words.join(" ").toLowerCase();
+      return { status: 200, body: this.uptime.filter((monitor) => monitor.name.toLowerCase().includes(text) || String(monitor.url).toLowerCase().includes(text)) };
     }
     if ((match = new RegExp(`^/api/0/projects/${org}/([^/]+)/uptime/(?:(\\d+)/)?$`).exec(url.pathname))) {
       const [, project, id] = match;
