@@ -7,13 +7,16 @@
 //   route the pages post to, at the site's public origin, and fails on anything but a 2xx;
 // - the cron monitor the spool's heartbeat checks in to, on wrangler.toml's Cron Trigger.
 // Run it again after any change: it finds both by name and updates them. `--try` sends the probe's
-// envelope once to a running app instead (under `npm start`, it lands in Spotlight).
+// envelope once to a running app instead, with the variables `npm start` gives it (there, it lands
+// in Spotlight).
 import { parseArgs } from "node:util";
 
 import { ConfigError, readTunnelSettings, tunnelUrlFor, type TunnelVariables } from "@edge-monitoring/tunnel";
 import { unstable_readConfig } from "wrangler";
 
+import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults.ts";
 import { PROBE_MONITOR_NAME, probeEnvelope, SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "../app/monitoring/operator-monitors.ts";
+import { localVariables } from "./local-settings.ts";
 
 /** Sentry's uptime intervals, in seconds. */
 const INTERVALS = [60, 300, 600, 1200, 1800, 3600];
@@ -46,7 +49,9 @@ try {
 
 async function main(): Promise<void> {
   const config = unstable_readConfig({ config: "wrangler.toml", env: values.env });
-  const vars: Record<string, string> = { ...(config.vars as Record<string, string>), ...(process.env.SENTRY_DSN ? { SENTRY_DSN: process.env.SENTRY_DSN } : {}) };
+  // Tried locally, the app's variables are those `npm start` gives it: the developer's, else its placeholder DSN.
+  const vars: Record<string, string> = values.try ? { SENTRY_DSN: PLACEHOLDER_DSN, ...localVariables() } : { ...(config.vars as Record<string, string>) };
+  if (process.env.SENTRY_DSN) vars.SENTRY_DSN = process.env.SENTRY_DSN;
   const dsn = vars.SENTRY_DSN;
   if (!dsn) throw new Refusal("npm run monitors needs SENTRY_DSN, the DSN the pages report with (the probe's envelope names it): set it in the environment, or in wrangler.toml's [vars]");
   const route = tunnelUrlFor(readTunnelSettings(vars as TunnelVariables));
