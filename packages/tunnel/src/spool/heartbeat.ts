@@ -1,6 +1,13 @@
+/** What `Queue.metrics()` answers, declared here so that the package's types do not need the newest Workers types. */
+interface QueueDepth {
+  backlogCount: number;
+  backlogBytes: number;
+  oldestMessageTimestamp?: Date;
+}
+
 /** The queue's own count of what waits in it (`Queue.metrics()`); older runtimes have none. */
 export interface MeasurableQueue {
-  metrics?(): Promise<QueueMetrics>;
+  metrics?(): Promise<QueueDepth>;
 }
 
 /**
@@ -24,7 +31,7 @@ export interface SpoolHeartbeatLine {
 /** Reads the queue's count once; never throws, an unreadable count is its own status. */
 export async function spoolHeartbeat(queue: MeasurableQueue, maxAgeSeconds: number, now: () => number): Promise<SpoolHeartbeatLine> {
   const unread: SpoolHeartbeatLine = { event: "tunnel_spool_heartbeat", status: "unread", backlog_count: null, backlog_bytes: null, oldest_age_s: null, max_age_s: maxAgeSeconds };
-  let metrics: QueueMetrics;
+  let metrics: QueueDepth;
   try {
     if (!queue.metrics) return unread;
     metrics = await queue.metrics();

@@ -103,16 +103,23 @@ export function discardedCategories(body: Uint8Array | undefined): string[] {
 
 /** Sentry's category for an item type; a type Sentry does not know (a client wrote it) counts as `default`. */
 function categoryOf(type: string): string {
-  const category: unknown = KNOWN_ITEM_TYPES.has(type) ? envelopeItemTypeToDataCategory(type as EnvelopeItemType) : undefined;
+  const category: unknown = KNOWN_ITEM_TYPES.has(type) ? (RELAY_CATEGORIES[type] ?? envelopeItemTypeToDataCategory(type as EnvelopeItemType)) : undefined;
   return typeof category === "string" ? category : "default";
 }
+
+/**
+ * Where a line of `@sentry/core` the package's peer range allows names a category Relay no longer
+ * counts: the 10 line calls a `trace_metric` item `metric`; Relay's category, and the 11 line's, is
+ * `trace_metric`. A test holds the two lines equal besides these.
+ */
+export const RELAY_CATEGORIES: Readonly<Record<string, string>> = { trace_metric: "trace_metric" };
 
 /**
  * Kept here because `@sentry/core` has them only as a type (`EnvelopeItemType`), and its
  * `envelopeItemTypeToDataCategory` hands a type it does not know back as its own category, where
  * Sentry counts such an item as `default` (a test holds both).
  */
-const KNOWN_ITEM_TYPES: ReadonlySet<string> = new Set([
+export const KNOWN_ITEM_TYPES: ReadonlySet<string> = new Set([
   "event", "transaction", "session", "sessions", "attachment", "client_report", "user_report", "profile", "profile_chunk",
   "replay_event", "replay_recording", "check_in", "feedback", "span", "statsd", "log", "trace_metric", "raw_security",
 ]);
