@@ -18,8 +18,10 @@ const rootPackage = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 
 /** What an adopter writes against the package: every export of both entries, in a Worker's shape. */
 const CONSUMER = `import { ConfigError, createTunnelWorker, isTunnelPathSpelling, projectOf, readTunnelSettings, RepeatedLines, reportPathOf, TUNNEL_PATH, tunnelUrlFor, upstreamUrlFor, variableReader } from "@edge-monitoring/tunnel";
-import type { AppFacts, LogLine, ProjectIdentity, SpoolHeartbeatLine, SpoolStats, TunnelBindings, TunnelRuntime, TunnelSettings, TunnelVariables } from "@edge-monitoring/tunnel";
+import type { AppFacts, LogLine, ProjectIdentity, SpoolHeartbeatLine, SpoolStats, TunnelBindings, TunnelDescription, TunnelRuntime, TunnelSettings, TunnelVariables } from "@edge-monitoring/tunnel";
 import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "@edge-monitoring/tunnel/testing";
+import { tunnelMiddleware } from "@edge-monitoring/tunnel/hono";
+import { Hono } from "hono";
 
 const variables: TunnelVariables = { SENTRY_DSN: "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2" };
 const facts: AppFacts = { hostPaths: ["/"] };
@@ -32,11 +34,15 @@ const project: ProjectIdentity | undefined = settings.allowedDsns[0] && projectO
 const code: TunnelAnswerCode = "not_found";
 const lines = new RepeatedLines<{ event: string }>(10, (line) => console.log(line.repeats));
 const read = variableReader({ A: "1" });
+const description: TunnelDescription = tunnel.describe();
+export const app = new Hono().use(tunnelMiddleware(tunnel));
 
 export default {
   async fetch(request: Request): Promise<Response> {
+    const answer = await tunnel.handle(request);
+    if (answer) return answer;
     if (tunnel.serves(request)) return tunnel.fetch(request);
-    return new Response([tunnelUrlFor(settings), reportPathOf(TUNNEL_PATH), isTunnelPathSpelling("/x", settings), TUNNEL_ANSWERS[code][0], stats?.pending, project?.projectId, read, lines, ConfigError.name, settings.allowedDsns[0] && upstreamUrlFor(settings.allowedDsns[0])].join());
+    return new Response([description.pages_post_to, tunnelUrlFor(settings), reportPathOf(TUNNEL_PATH), isTunnelPathSpelling("/x", settings), TUNNEL_ANSWERS[code][0], stats?.pending, project?.projectId, read, lines, ConfigError.name, settings.allowedDsns[0] && upstreamUrlFor(settings.allowedDsns[0])].join());
   },
   async queue(batch: MessageBatch<unknown>): Promise<void> {
     if (tunnel.handlesQueue(batch.queue)) await tunnel.queue(batch);
@@ -92,7 +98,7 @@ try {
       name: "consumer",
       private: true,
       type: "module",
-      dependencies: { "@edge-monitoring/tunnel": `file:${tarball}`, "@sentry/core": rootPackage.dependencies["@sentry/core"] },
+      dependencies: { "@edge-monitoring/tunnel": `file:${tarball}`, "@sentry/core": rootPackage.dependencies["@sentry/core"], hono: rootPackage.devDependencies.hono },
       devDependencies: { typescript: rootPackage.devDependencies.typescript, "@cloudflare/workers-types": rootPackage.devDependencies["@cloudflare/workers-types"] },
     }),
   );

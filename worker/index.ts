@@ -6,7 +6,7 @@ import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults";
-import { createTunnelWorker, reportPathOf, tunnelUrlFor } from "@edge-monitoring/tunnel";
+import { createTunnelWorker } from "@edge-monitoring/tunnel";
 import { crossSiteRefusal } from "./cross-site";
 import { withOwnTrace } from "./own-trace";
 import { appPathsOf } from "./page-paths";
@@ -43,24 +43,7 @@ console.log(
       : config.sentry.dsn === PLACEHOLDER_DSN
         ? "local: SENTRY_DSN is npm start's placeholder, which no Sentry project receives"
         : `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`,
-    pages_post_to: tunnelUrlFor(config.tunnel) ?? null,
-    routes_served: config.tunnel.routes,
-    csp_reports_served: config.tunnel.ownProject ? config.tunnel.routes.map(reportPathOf) : [],
-    sentry_sdk_paths_served: config.tunnel.sentryPaths,
-    rate_limiter: config.tunnel.rateLimiting
-      ? `on: TUNNEL_RATE_LIMITER holds each client to its share, Retry-After ${config.tunnel.rateLimitPeriodSeconds} s`
-      : "off: TUNNEL_RATE_LIMITING=off, so no client is held to a share",
-    spool: startupEnv.TUNNEL_SPOOL
-      ? `on: TUNNEL_SPOOL, queue ${config.tunnel.spoolQueue} and dead letters ${config.tunnel.deadLetterQueue}` +
-        (config.tunnel.rateLimiting ? ", bytes held to TUNNEL_SPOOL_CLIENT_BUDGET and TUNNEL_SPOOL_TOTAL_BUDGET" : "") +
-        "; its depth is in each tunnel_spool_batch and tunnel_spool_heartbeat line"
-      : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
-    large_bodies: startupEnv.TUNNEL_SPOOL_BUCKET ? "R2: TUNNEL_SPOOL_BUCKET" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
-    forwarded_lines: !tunnel.logsForwarded
-      ? "off: an envelope Sentry took is counted in Analytics Engine, not logged; refusals, failures and the spool are (TUNNEL_LOG_FORWARDED=on logs it)"
-      : config.tunnel.logForwarded
-        ? "on: every envelope Sentry took is logged too (TUNNEL_LOG_FORWARDED)"
-        : "on: TUNNEL_ANALYTICS is not bound, so every envelope Sentry took is logged instead of counted",
+    ...tunnel.describe(),
     self_test: config.selfTest
       ? "on: /sentry-example-page reports to Sentry on request, within the per-client limit (SENTRY_SELF_TEST=off turns it off)"
       : "off: /sentry-example-page answers 404 (SENTRY_SELF_TEST=on turns it on)",

@@ -13,3 +13,4 @@ export { isTunnelPathSpelling, reportPathOf, TUNNEL_PATH } from "./request/path.
 export { projectOf, upstreamUrlFor, type ProjectIdentity } from "./upstream/ingest.ts";
 export type { SpoolStats } from "./spool/stats.ts";
 export type { SpoolHeartbeatLine } from "./spool/heartbeat.ts";
+export type { TunnelDescription } from "./describe.ts";

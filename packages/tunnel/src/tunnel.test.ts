@@ -53,6 +53,30 @@ async function reasonOf(response: Response): Promise<string> {
   return ((await response.json()) as { reason: string }).reason;
 }
 
+describe("the tunnel: what a host calls", () => {
+  it("handle() answers what the tunnel serves, and leaves the rest to the host", async () => {
+    const { worker, sentry } = tunnelWith();
+    expect((await worker.handle(envelopeRequest()))?.status).toBe(200);
+    expect(sentry.arrivals).toHaveLength(1);
+    expect(await worker.handle(new Request(`${APP}/shop`))).toBeUndefined();
+    expect(await worker.handle(envelopeRequest({}, `${APP}/monitoring-guide`))).toBeUndefined();
+    expect(sentry.arrivals).toHaveLength(1);
+  });
+
+  it("describe() says what it serves and names each binding as bound or not", () => {
+    const { worker } = tunnelWith();
+    expect(worker.describe()).toMatchObject({
+      pages_post_to: tunnelUrlFor(settings),
+      routes_served: settings.routes,
+      csp_reports_served: settings.routes.map((route) => (route === "/monitoring" ? "/monitoring/security-report" : `${route}/csp`)),
+      rate_limiter: expect.stringMatching(/^on: TUNNEL_RATE_LIMITER/),
+      spool: expect.stringMatching(/^off: TUNNEL_SPOOL is not bound/),
+      large_bodies: expect.stringMatching(/^off: TUNNEL_SPOOL_BUCKET is not bound/),
+      forwarded_lines: expect.stringMatching(/^on: every envelope Sentry took is logged too/),
+    });
+  });
+});
+
 describe("the tunnel: the rate limiter", () => {
   it("asks per client address and answers 429 the way Sentry does when it says no", async () => {
     const limit = vi.fn(async () => ({ success: false }));

@@ -1,4 +1,5 @@
 import { createGate, postsToOtherSentryPath } from "./admit.ts";
+import { describeTunnel, type TunnelDescription } from "./describe.ts";
 import { EVERY_CLIENT, limitBindings, type TunnelBindings, type TunnelRuntime } from "./bindings.ts";
 import { breakersFor, consumerBreakersFor, type Delivery } from "./deliver.ts";
 import { isRoutine, logToConsole, type LogLine, type TunnelLogLine } from "./log-line.ts";
@@ -29,6 +30,10 @@ export interface TunnelWorker {
    */
   serves(request: Request | string): boolean;
   fetch: Tunnel;
+  /** The tunnel's answer to a request it serves ({@link serves}), or `undefined` for the host to answer. */
+  handle(request: Request): Promise<Response | undefined>;
+  /** The tunnel's part of the host's start line: its paths, and each binding as bound. */
+  describe(): TunnelDescription;
   /** Whether a queue is the spool's or its dead-letter queue, whose batches {@link queue} takes. */
   handlesQueue(name: string): boolean;
   /**
@@ -81,13 +86,17 @@ export interface TunnelWorkerParts extends TunnelParts {
 export function createTunnelWorker(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime = {}): TunnelWorker {
   const parts = buildTunnelParts(settings, bindings, runtime);
   const { spoolQueue, deadLetterQueue } = settings;
+  const serves = (request: Request | string) => {
+    if (typeof request === "string") return isTunnelPathSpelling(request, parts.gate.paths);
+    const { pathname } = new URL(request.url);
+    return isTunnelPathSpelling(pathname, parts.gate.paths) || postsToOtherSentryPath(request, pathname, parts.gate);
+  };
+  const tunnel = tunnelOf(parts);
   return {
-    serves(request) {
-      if (typeof request === "string") return isTunnelPathSpelling(request, parts.gate.paths);
-      const { pathname } = new URL(request.url);
-      return isTunnelPathSpelling(pathname, parts.gate.paths) || postsToOtherSentryPath(request, pathname, parts.gate);
-    },
-    fetch: tunnelOf(parts),
+    serves,
+    fetch: tunnel,
+    handle: async (request) => (serves(request) ? tunnel(request) : undefined),
+    describe: () => describeTunnel(settings, bindings, parts.logsForwarded),
     handlesQueue: (name) => name === spoolQueue || name === deadLetterQueue,
     async queue(batch) {
       if (batch.queue === spoolQueue) return parts.consume(batch);
