@@ -4,10 +4,11 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+import { TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 const root = new URL("..", import.meta.url).pathname;
-const DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
+const DSN = TEST_DSN;
 
 /**
  * Cloudflare's API on loopback, as `wrangler secret list` reads it

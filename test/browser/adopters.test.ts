@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium, newVisitor } from "../support/chromium";
 import { buildEnvelope } from "../support/envelopes";
-import { eventually } from "../support/eventually";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { FakeIngest } from "../support/fake-ingest";
 import { APP_DSN, APP_ROUTE } from "../support/worker";
 import { bundleFixture, root, wranglerCompatibility } from "../support/workerd";

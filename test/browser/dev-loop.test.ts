@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
 import { reportWait, WAIT_ENDS_WITHIN_MS } from "../support/developer-waits";
-import { eventually } from "../support/eventually";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { startNpmScript, type RunningScript } from "../support/npm-script";
 import { startTogether } from "../support/start-together";
 import { root } from "../support/workerd";

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 
+import { FOREIGN_TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -12,13 +13,12 @@ import type { CapturedDataPoint } from "../worker/fixtures/analytics-capture";
 import { AnalyticsSqlStandIn } from "../support/analytics-sql";
 import { launchChromium } from "../support/chromium";
 import { buildEnvelope } from "../support/envelopes";
-import { eventually } from "../support/eventually";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { answerOk, FakeIngest } from "../support/fake-ingest";
 import { APP_DSN, APP_ROUTE, startWorker, type RunningWorker } from "../support/worker";
 import { root } from "../support/workerd";
 
 const run = promisify(execFile);
-const OTHER_DSN = "https://fedcba9876543210fedcba9876543210@o9.ingest.us.sentry.io/9";
 
 /** `npm run health`, as an operator runs it, with the stand-in's credentials unless `env` says otherwise. */
 async function health(args: string[], env: Record<string, string | undefined>): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -54,7 +54,7 @@ describe("npm run health: the tunnel's last hour at a glance, from its data poin
     );
     // Five delivered; four refused, for three reasons.
     for (let sent = 0; sent < 5; sent += 1) expect((await worker.post(buildEnvelope().body, {}, APP_ROUTE)).status).toBe(200);
-    for (let sent = 0; sent < 2; sent += 1) expect((await worker.post(buildEnvelope({ dsn: OTHER_DSN }).body, {}, APP_ROUTE)).status).toBe(403);
+    for (let sent = 0; sent < 2; sent += 1) expect((await worker.post(buildEnvelope({ dsn: FOREIGN_TEST_DSN }).body, {}, APP_ROUTE)).status).toBe(403);
     expect((await worker.post(buildEnvelope().body, {}, `${APP_ROUTE}?o=4501`)).status).toBe(400);
     expect((await worker.post(buildEnvelope().body, { origin: "https://elsewhere.example" }, APP_ROUTE)).status).toBe(403);
     // An outage: three stored, then delivered by the spool once Sentry is back.

@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
 
+import { OTHER_TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import type { Browser, Page, Request } from "playwright-core";
 import { getTunnelPath } from "sentry-core-11";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { launchChromium, newVisitor } from "../support/chromium";
 import { besidesSentAt, parseEnvelope, payloads, received, type Received } from "../support/envelopes";
-import { eventually } from "../support/eventually";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { answerOk, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
 import { startTogether } from "../support/start-together";
 import { APP_DSN, APP_ROUTE, APP_TUNNEL } from "../support/worker";
@@ -52,7 +53,7 @@ window.reportFromStockSdk = async (dsn, tunnel, message) => {
 
 const ENVIRONMENT = "browser-test";
 /** A second project, a micro-frontend team's, allowed through the same tunnel. */
-const TEAM_DSN = "https://fedcba9876543210fedcba9876543210@o4501.ingest.us.sentry.io/4503";
+const TEAM_DSN = OTHER_TEST_DSN;
 
 /** CORS for the page's own requests to the fake ingest, which plays a third-party API here. */
 const answerWithCors: IngestBehaviour = (request, response, body) => {

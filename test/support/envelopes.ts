@@ -1,30 +1,13 @@
-import { randomBytes, randomUUID } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 
+import { envelope, type EnvelopeSpec } from "@edge-monitoring/tunnel/testing";
+
 import type { Delivery } from "./fake-ingest";
-import { APP_DSN } from "./worker";
 
-export interface EnvelopeSpec {
-  /** Default: the app's own DSN. */
-  dsn?: string;
-  /** Default: a new random id, so that a ledger can find each envelope's delivery. */
-  eventId?: string;
-  sentAt?: Date;
-  /** The items, as written after the header line. Default: one event. */
-  items?: string | Buffer;
-  /** Instead of `items`: one attachment of this many random bytes (binary, like a replay). */
-  attachmentBytes?: number;
-}
-
-/** The one envelope builder of the tests: a header line, then the items, as an SDK writes them. */
-export function buildEnvelope({ dsn = APP_DSN, eventId, sentAt, items, attachmentBytes }: EnvelopeSpec = {}): { id: string; body: Buffer } {
-  const id = eventId ?? randomUUID().replaceAll("-", "");
-  const header = { dsn, event_id: id, ...(sentAt ? { sent_at: sentAt.toISOString() } : {}) };
-  const body =
-    attachmentBytes !== undefined
-      ? Buffer.concat([Buffer.from(`{"type":"attachment","length":${attachmentBytes}}\n`), randomBytes(attachmentBytes), Buffer.from("\n")])
-      : Buffer.from(items ?? `{"type":"event"}\n${JSON.stringify({ event_id: id, message: "hello" })}\n`);
-  return { id, body: Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), body]) };
+/** The one envelope builder of the tests, the tunnel's harness's (`@edge-monitoring/tunnel/testing`), its bytes as a Buffer. */
+export function buildEnvelope(spec: EnvelopeSpec = {}): { id: string; body: Buffer } {
+  const { id, body } = envelope(spec);
+  return { id, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
 }
 
 interface EnvelopeItem {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-import { eventually } from "./eventually";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 
 /** One request that reached the ingest with its whole body. */
 export interface Delivery {

@@ -1,12 +1,13 @@
 import { existsSync } from "node:fs";
 
+import { TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import { unstable_readConfig } from "wrangler";
 
 import type { CapturedDataPoint } from "../worker/fixtures/analytics-capture";
 import { bundleFixture, root, startWorkerd, wranglerCompatibility, type Workerd } from "./workerd";
 
-/** A DSN of the Sentry SaaS form, for the app itself. */
-export const APP_DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
+/** The app's own DSN in the tests: the tunnel's test DSN, of Sentry's SaaS form. */
+export const APP_DSN = TEST_DSN;
 /** The original route's path and query for {@link APP_DSN}: always served, and blocked by EasyPrivacy. */
 export const APP_TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 /** The route the pages post to for {@link APP_DSN} by default: derived from it (decision 016). */

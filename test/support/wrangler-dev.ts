@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { eventually } from "./eventually";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { freePort } from "./http";
 import { root } from "./workerd";
 

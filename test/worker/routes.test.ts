@@ -1,8 +1,9 @@
+import { FOREIGN_TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import { getTunnelPath } from "sentry-core-11";
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { buildEnvelope } from "../support/envelopes";
-import { eventually } from "../support/eventually";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { APP_DSN, APP_ROUTE, APP_TUNNEL, startWorker } from "../support/worker";
 
@@ -58,7 +59,7 @@ describe("the tunnel's routes (decision 016)", () => {
     });
 
     it("refuses, with every check it has, what the original route refuses: another project's DSN", async () => {
-      const { body } = buildEnvelope({ dsn: "https://fedcba9876543210fedcba9876543210@o9.ingest.us.sentry.io/9" });
+      const { body } = buildEnvelope({ dsn: FOREIGN_TEST_DSN });
       const logged = worker.logLines("tunnel").length;
       const answer = await worker.post(body, {}, APP_ROUTE);
       expect(answer.status).toBe(403);
@@ -86,7 +87,7 @@ describe("the tunnel's routes (decision 016)", () => {
       const { body } = buildEnvelope();
       expect((await worker.post(body, SENTRY_SDK_HEADERS, SENTRY_PATH)).status).toBe(200);
       expect(deliveredAs(body)).toBe("/api/4502/envelope/?hsts=0");
-      const stranger = buildEnvelope({ dsn: "https://fedcba9876543210fedcba9876543210@o9.ingest.us.sentry.io/9" }).body;
+      const stranger = buildEnvelope({ dsn: FOREIGN_TEST_DSN }).body;
       expect((await worker.post(stranger, SENTRY_SDK_HEADERS, SENTRY_PATH)).status).toBe(403);
       expect((await worker.post(body, SENTRY_SDK_HEADERS, `${SENTRY_PATH}?o=4501`)).status).toBe(400);
       expect((await worker.post(body, { ...SENTRY_SDK_HEADERS, origin: "https://evil.example" }, SENTRY_PATH)).status).toBe(403);
@@ -109,7 +110,7 @@ describe("the tunnel's routes (decision 016)", () => {
     });
 
     it("answers a tunnel: true page whose DSN is not allowed, at that DSN's own path, 403 with the tunnel's line", async () => {
-      const otherDsn = "https://fedcba9876543210fedcba9876543210@o9.ingest.us.sentry.io/9";
+      const otherDsn = FOREIGN_TEST_DSN;
       const otherPath = getTunnelPath(otherDsn)!;
       const logged = worker.logLines("tunnel").length;
       // From two clients: one client's repeated refusals share one line per window.

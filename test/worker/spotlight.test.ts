@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { eventually } from "../support/eventually";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { freePort } from "../support/http";
 import { APP_TUNNEL, APP_DSN, startWorker, type RunningWorker } from "../support/worker";
 import { root } from "../support/workerd";

@@ -21,7 +21,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import type { LogLine } from "./log-line.ts";
 import { readTunnelSettings } from "./settings.ts";
-import { APP_DSN, APP_TUNNEL, EVERY_CLIENT, OTHER_DSN } from "./test-harness.ts";
+import { TEST_DSN, TEST_TUNNEL, EVERY_CLIENT, OTHER_TEST_DSN } from "./test-harness.ts";
 import { createTunnelWorker } from "./worker.ts";
 
 /**
@@ -33,7 +33,7 @@ import { createTunnelWorker } from "./worker.ts";
  */
 
 const LEGACY_DSN = "https://abcdefabcdefabcdefabcdefabcdefab:legacysecret@sentry.example.com/77";
-const app = dsnFromString(APP_DSN) as DsnComponents;
+const app = dsnFromString(TEST_DSN) as DsnComponents;
 
 const bytes = (envelope: Envelope): Buffer => {
   const serialized = serializeEnvelope(envelope);
@@ -50,7 +50,7 @@ const event = (extra: Partial<Event> = {}): Event => ({
 
 /** The SDK kinds: built by `@sentry/core` itself where it exports a builder, by hand as it writes them otherwise. */
 const sdkEnvelopes: [string, () => Buffer][] = [
-  ["an error event", () => bytes(createEventEnvelope(event(), app, undefined, APP_TUNNEL))],
+  ["an error event", () => bytes(createEventEnvelope(event(), app, undefined, TEST_TUNNEL))],
   [
     "a transaction with a non-ASCII trace context",
     () =>
@@ -62,21 +62,21 @@ const sdkEnvelopes: [string, () => Buffer][] = [
           },
           app,
           undefined,
-          APP_TUNNEL,
+          TEST_TUNNEL,
         ),
       ),
   ],
-  ["a session", () => bytes(createSessionEnvelope(makeSession({ release: "1.0", environment: "production" }), app, undefined, APP_TUNNEL))],
-  ["a client report", () => bytes(createClientReportEnvelope([{ reason: "ratelimit_backoff", category: "error", quantity: 3 }], APP_DSN, 1_800_000_000))],
+  ["a session", () => bytes(createSessionEnvelope(makeSession({ release: "1.0", environment: "production" }), app, undefined, TEST_TUNNEL))],
+  ["a client report", () => bytes(createClientReportEnvelope([{ reason: "ratelimit_backoff", category: "error", quantity: 3 }], TEST_DSN, 1_800_000_000))],
   [
     "a check-in",
-    () => bytes(createCheckInEnvelope({ check_in_id: "c".repeat(32), monitor_slug: "nightly", status: "ok" }, undefined, undefined, APP_TUNNEL, app)),
+    () => bytes(createCheckInEnvelope({ check_in_id: "c".repeat(32), monitor_slug: "nightly", status: "ok" }, undefined, undefined, TEST_TUNNEL, app)),
   ],
   [
     "logs",
     () =>
       bytes(
-        createEnvelope({ dsn: APP_DSN }, [
+        createEnvelope({ dsn: TEST_DSN }, [
           [
             { type: "log", item_count: 2, content_type: "application/vnd.sentry.items.log+json" },
             { items: [{ timestamp: 1_800_000_000, level: "info", body: "héllo", trace_id: "d".repeat(32) }, { timestamp: 1_800_000_001, level: "warn", body: "2" }] },
@@ -89,7 +89,7 @@ const sdkEnvelopes: [string, () => Buffer][] = [
     () => {
       const recording = Buffer.concat([Buffer.from('{"segment_id":0}\n'), gzipSync(Buffer.from(JSON.stringify([{ type: 4, data: { href: "https://app.example/" } }])))]);
       return bytes(
-        createEnvelope({ dsn: APP_DSN, event_id: "e".repeat(32) }, [
+        createEnvelope({ dsn: TEST_DSN, event_id: "e".repeat(32) }, [
           [{ type: "replay_event" }, { type: "replay_event", replay_id: "e".repeat(32), segment_id: 0 }],
           [{ type: "replay_recording", length: recording.length }, recording],
         ] as never),
@@ -99,7 +99,7 @@ const sdkEnvelopes: [string, () => Buffer][] = [
   [
     "user feedback with a screenshot",
     () => {
-      const envelope = createEventEnvelope({ ...event(), type: "feedback", contexts: { feedback: { message: "Ça ne marche pas", contact_email: "a@b.c" } } } as Event, app, undefined, APP_TUNNEL);
+      const envelope = createEventEnvelope({ ...event(), type: "feedback", contexts: { feedback: { message: "Ça ne marche pas", contact_email: "a@b.c" } } } as Event, app, undefined, TEST_TUNNEL);
       const screenshot = createAttachmentEnvelopeItem({ data: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0a, 0x0d, 0x00, 0xff]), filename: "screenshot.png", contentType: "image/png" });
       return bytes(createEnvelope(envelope[0], [...envelope[1], screenshot] as never));
     },
@@ -107,7 +107,7 @@ const sdkEnvelopes: [string, () => Buffer][] = [
   [
     "an event with binary attachments full of newlines",
     () => {
-      const envelope = createEventEnvelope(event(), app, undefined, APP_TUNNEL);
+      const envelope = createEventEnvelope(event(), app, undefined, TEST_TUNNEL);
       const dump = createAttachmentEnvelopeItem({ data: new Uint8Array(Array.from({ length: 4096 }, (_, index) => (index % 3 === 0 ? 0x0a : index % 256))), filename: "dump.bin" });
       const text = createAttachmentEnvelopeItem({ data: "line one\nline two\r\n", filename: "log.txt" });
       return bytes(createEnvelope(envelope[0], [...envelope[1], dump, text] as never));
@@ -115,7 +115,7 @@ const sdkEnvelopes: [string, () => Buffer][] = [
   ],
 ];
 
-const header = `{"dsn":"${APP_DSN}"}`;
+const header = `{"dsn":"${TEST_DSN}"}`;
 /** Relay's accepted edge cases, in our own words. */
 const relayEdgeCases: [string, Buffer][] = [
   ["a header alone, without a newline", Buffer.from(header)],
@@ -128,8 +128,8 @@ const relayEdgeCases: [string, Buffer][] = [
   ["CRLF inside a payload of explicit length", Buffer.from(`${header}\n{"type":"attachment","length":6}\na\r\nb\r\n\n`)],
   ["spaces after the header's JSON", Buffer.from(`${header}   \n{"type":"event"}\n{}\n`)],
   ["item types Relay does not know yet", Buffer.from(`${header}\n{"type":"future_thing","x":1}\n{}\n`)],
-  ["a header with many other fields, nested", Buffer.from(`{"event_id":"${"f".repeat(32)}","sent_at":"2026-11-22T10:00:00.000Z","dsn":"${APP_DSN}","sdk":{"name":"sentry.javascript.remix","version":"10.75.2","integrations":["a","b"]},"trace":{"trace_id":"${"0".repeat(32)}","public_key":"k","sample_rate":"1","sampled":"true","transaction":"GET /ü"}}\n{"type":"event"}\n{}\n`)],
-  ["a header just under 64 KiB", Buffer.from(`{"dsn":"${APP_DSN}","pad":"${"x".repeat(64 * 1024 - 200)}"}\n{"type":"event"}\n{}\n`)],
+  ["a header with many other fields, nested", Buffer.from(`{"event_id":"${"f".repeat(32)}","sent_at":"2026-11-22T10:00:00.000Z","dsn":"${TEST_DSN}","sdk":{"name":"sentry.javascript.remix","version":"10.75.2","integrations":["a","b"]},"trace":{"trace_id":"${"0".repeat(32)}","public_key":"k","sample_rate":"1","sampled":"true","transaction":"GET /ü"}}\n{"type":"event"}\n{}\n`)],
+  ["a header just under 64 KiB", Buffer.from(`{"dsn":"${TEST_DSN}","pad":"${"x".repeat(64 * 1024 - 200)}"}\n{"type":"event"}\n{}\n`)],
 ];
 
 /** What reached Sentry: the path and query of its URL, the body and the headers. */
@@ -148,10 +148,10 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
     return Response.json({ id: "0123456789abcdef0123456789abcdef" });
   }) as typeof fetch;
   // Every envelope's line, those Sentry took included: a test reads which project each was for.
-  const settings = readTunnelSettings({ SENTRY_DSN: APP_DSN, TUNNEL_ALLOWED_DSNS: `${OTHER_DSN},${LEGACY_DSN}`, TUNNEL_LOG_FORWARDED: "on" });
+  const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_DSNS: `${OTHER_TEST_DSN},${LEGACY_DSN}`, TUNNEL_LOG_FORWARDED: "on" });
   const tunnel = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: EVERY_CLIENT }, { fetch: sentry, log: (line) => void lines.push(line) });
   // A whole body with its length declared, as SDKs send it; a stream's is given by the test.
-  const post = (body: Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}, path = APP_TUNNEL) => {
+  const post = (body: Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}, path = TEST_TUNNEL) => {
     const declared = body instanceof ReadableStream ? {} : { "content-length": String(body.length) };
     const sent = body instanceof ReadableStream ? body : new Uint8Array(body);
     return tunnel.fetch(new Request(`https://app.example${path}`, { method: "POST", body: sent, headers: { ...declared, ...headers } }));
@@ -178,7 +178,7 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
 
   it("forwards a header split across chunks inside a UTF-8 character, streamed", async () => {
     // Over 64 KiB, so that it streams rather than being read whole.
-    const body = Buffer.from(`{"dsn":"${APP_DSN}","sdk":{"name":"é東🚀"}}\n{"type":"attachment","length":70000}\n${"y".repeat(70_000)}\n`);
+    const body = Buffer.from(`{"dsn":"${TEST_DSN}","sdk":{"name":"é東🚀"}}\n{"type":"attachment","length":70000}\n${"y".repeat(70_000)}\n`);
     const split = body.indexOf(Buffer.from("東")) + 1;
     const stream = new ReadableStream<Uint8Array<ArrayBuffer>>({
       start(controller) {
@@ -209,8 +209,8 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
   });
 
   it.each<[string, Buffer, Record<string, string>, number, string]>([
-    ["a header that repeats a key (Relay takes the last)", Buffer.from(`{"dsn":"${APP_DSN}","dsn":"${OTHER_DSN}"}\n{}\n`), {}, 400, "header_repeated_key"],
-    ["a header line over 64 KiB (Relay reads further)", Buffer.from(`{"dsn":"${APP_DSN}","pad":"${"x".repeat(70 * 1024)}"}\n{}\n`), {}, 400, "header_too_long"],
+    ["a header that repeats a key (Relay takes the last)", Buffer.from(`{"dsn":"${TEST_DSN}","dsn":"${OTHER_TEST_DSN}"}\n{}\n`), {}, 400, "header_repeated_key"],
+    ["a header line over 64 KiB (Relay reads further)", Buffer.from(`{"dsn":"${TEST_DSN}","pad":"${"x".repeat(70 * 1024)}"}\n{}\n`), {}, 400, "header_too_long"],
     [
       "no DSN in the header, whatever X-Sentry-Auth says (Relay authenticates with that key)",
       Buffer.from('{"event_id":"1"}\n{}\n'),
@@ -240,15 +240,15 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
       });
     const transport = makeMultiplexedTransport(makeTransport as never, ({ getEvent }) => {
       const team = getEvent()?.tags?.["team"];
-      return team === "checkout" ? [OTHER_DSN] : [];
-    })({ url: APP_TUNNEL, tunnel: APP_TUNNEL, recordDroppedEvent: () => {} } as never);
+      return team === "checkout" ? [OTHER_TEST_DSN] : [];
+    })({ url: TEST_TUNNEL, tunnel: TEST_TUNNEL, recordDroppedEvent: () => {} } as never);
 
-    await transport.send(createEventEnvelope(event({ event_id: "1".repeat(32), tags: { team: "checkout" } }), app, undefined, APP_TUNNEL));
-    await transport.send(createEventEnvelope(event({ event_id: "2".repeat(32), tags: { team: "home" } }), app, undefined, APP_TUNNEL));
+    await transport.send(createEventEnvelope(event({ event_id: "1".repeat(32), tags: { team: "checkout" } }), app, undefined, TEST_TUNNEL));
+    await transport.send(createEventEnvelope(event({ event_id: "2".repeat(32), tags: { team: "home" } }), app, undefined, TEST_TUNNEL));
 
-    expect(posted).toEqual([APP_TUNNEL, APP_TUNNEL]);
+    expect(posted).toEqual([TEST_TUNNEL, TEST_TUNNEL]);
     const byProject = Object.fromEntries(deliveries.map((delivery) => [delivery.url, JSON.parse(delivery.body.toString("utf8").split("\n")[0]!).dsn]));
-    expect(byProject).toEqual({ "/api/4503/envelope/?hsts=0": OTHER_DSN, "/api/4502/envelope/?hsts=0": APP_DSN });
+    expect(byProject).toEqual({ "/api/4503/envelope/?hsts=0": OTHER_TEST_DSN, "/api/4502/envelope/?hsts=0": TEST_DSN });
     expect(lines.map((line) => (line.event === "tunnel" ? line.project : null)).sort()).toEqual(["4502", "4503"]);
   });
 });

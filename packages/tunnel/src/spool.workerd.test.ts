@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 
 import type { SpooledEnvelope } from "./spool/store.ts";
 import {
-  APP_DSN,
+  TEST_DSN,
   batchOf,
   concat,
   envelope,
@@ -14,7 +14,7 @@ import {
   eventually,
   headerOf,
   neverAnswers,
-  OTHER_DSN,
+  OTHER_TEST_DSN,
   SENTRY_OK,
   tunnelUnderTest,
   type Took,
@@ -192,7 +192,7 @@ describe("the spool keeps what Sentry refused out of it", () => {
   it("stores and delivers an envelope whose DSN carries a legacy secret, as the allowed DSN it is", async () => {
     const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
     tunnel.sentry.answer = busy;
-    const legacy = APP_DSN.replace("@", ":legacysecret@");
+    const legacy = TEST_DSN.replace("@", ":legacysecret@");
     const sent = new TextEncoder().encode(`${JSON.stringify({ dsn: legacy, event_id: "a".repeat(32) })}\n{"type":"event"}\n{}\n`);
     expect((await tunnel.post(sent)).status).toBe(202);
     tunnel.sentry.answer = () => Response.json(SENTRY_OK);
@@ -226,15 +226,15 @@ describe("the spool keeps what Sentry refused out of it", () => {
   });
 
   it("holds Sentry's rate limit at the edge: that category waits, others and other DSNs pass, until it expires", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_ALLOWED_DSNS: OTHER_DSN }, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ TUNNEL_ALLOWED_DSNS: OTHER_TEST_DSN }, { TUNNEL_SPOOL_BUCKET: bucket });
     let calls = 0;
     tunnel.sentry.answer = () => {
       calls += 1;
       if (calls > 1) return Response.json(SENTRY_OK);
       return new Response(null, { status: 429, headers: { "retry-after": "2", "x-sentry-rate-limits": "2:error:key" } });
     };
-    const error = (dsn = APP_DSN) => new TextEncoder().encode(`${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`);
-    const transaction = new TextEncoder().encode(`${JSON.stringify({ dsn: APP_DSN })}\n{"type":"transaction"}\n{}\n`);
+    const error = (dsn = TEST_DSN) => new TextEncoder().encode(`${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`);
+    const transaction = new TextEncoder().encode(`${JSON.stringify({ dsn: TEST_DSN })}\n{"type":"transaction"}\n{}\n`);
 
     expect((await tunnel.post(error())).status).toBe(429);
     const held = [];
@@ -250,11 +250,11 @@ describe("the spool keeps what Sentry refused out of it", () => {
 
     const reportsSoFar = calls;
     expect((await tunnel.post(transaction)).status).toBe(200);
-    expect((await tunnel.post(error(OTHER_DSN), {}, "/monitoring?o=4501&p=4503&r=us")).status).toBe(200);
+    expect((await tunnel.post(error(OTHER_TEST_DSN), {}, "/monitoring?o=4501&p=4503&r=us")).status).toBe(200);
     expect(calls).toBe(reportsSoFar + 2);
 
     // The limit said 2 s: after it, errors go to Sentry again.
-    await eventually(async () => (await tunnel.post(error())).status === 200, 5_000, 100);
+    await eventually(async () => (await tunnel.post(error())).status === 200, 5_000, { pollMs: 100 });
     expect(calls).toBe(reportsSoFar + 3);
   });
 });
@@ -262,7 +262,7 @@ describe("the spool keeps what Sentry refused out of it", () => {
 describe("the spool's consumer", () => {
   /** A message as the tunnel stores one for the app's DSN, received `receivedAt`. */
   const message = (body: Uint8Array, receivedAt: number, headers: Record<string, string> = {}): SpooledEnvelope => ({
-    dsn: APP_DSN,
+    dsn: TEST_DSN,
     headers: { "content-type": "application/x-sentry-envelope", ...headers },
     receivedAt,
     body,
@@ -290,7 +290,7 @@ describe("the spool's consumer", () => {
 
   it("sends a sent_at it cannot move as it was, rather than retrying it for ever", async () => {
     const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
-    const odd = new TextEncoder().encode(`${JSON.stringify({ dsn: APP_DSN, event_id: "b".repeat(32), sent_at: "+275760-09-13T00:00:00.000Z" })}\n{"type":"event"}\n{}\n`);
+    const odd = new TextEncoder().encode(`${JSON.stringify({ dsn: TEST_DSN, event_id: "b".repeat(32), sent_at: "+275760-09-13T00:00:00.000Z" })}\n{"type":"event"}\n{}\n`);
     expect((await consume(tunnel, message(odd, Date.now() - 60_000))).explicitAcks).toEqual(["0"]);
     expect(equalBytes(tunnel.sentry.took[0]!.body, odd)).toBe(true);
   });
@@ -299,7 +299,7 @@ describe("the spool's consumer", () => {
     const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
     const hourAgo = new Date(Date.now() - 61 * 60 * 1000);
     const plain = concat(
-      new TextEncoder().encode(`${JSON.stringify({ dsn: APP_DSN, event_id: "c".repeat(32), sent_at: hourAgo.toISOString() })}\n{"type":"attachment","length":${19 * MiB}}\n`),
+      new TextEncoder().encode(`${JSON.stringify({ dsn: TEST_DSN, event_id: "c".repeat(32), sent_at: hourAgo.toISOString() })}\n{"type":"attachment","length":${19 * MiB}}\n`),
       new Uint8Array(19 * MiB),
     );
     const bomb = new Uint8Array(gzipSync(plain));
@@ -366,7 +366,7 @@ describe("the spool's consumer", () => {
   it("gives up a dead-lettered envelope at once: its R2 object deleted, the message acknowledged, the outcome logged", async () => {
     const tunnel = tunnelUnderTest({}, { TUNNEL_SPOOL_BUCKET: bucket });
     await bucket.put("spool/dead-one", envelope({ attachmentBytes: 200_000 }).body);
-    const dead: SpooledEnvelope = { headers: { "content-type": "application/x-sentry-envelope" }, dsn: APP_DSN, receivedAt: Date.now(), tries: 5, key: "spool/dead-one" };
+    const dead: SpooledEnvelope = { headers: { "content-type": "application/x-sentry-envelope" }, dsn: TEST_DSN, receivedAt: Date.now(), tries: 5, key: "spool/dead-one" };
     const batch = batchOf("tunnel-spool-dead", [dead]);
     await tunnel.tunnel.queue(batch);
     expect((await getQueueResult(batch, createExecutionContext())).explicitAcks).toEqual(["0"]);

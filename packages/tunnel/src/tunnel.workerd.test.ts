@@ -10,8 +10,8 @@ import { sentryTunnelPath } from "./request/route.ts";
 import { readTunnelSettings } from "./settings.ts";
 import { createTunnelWorker } from "./worker.ts";
 import {
-  APP_DSN,
-  APP_TUNNEL,
+  TEST_DSN,
+  TEST_TUNNEL,
   concat,
   envelope,
   equalBytes,
@@ -35,8 +35,8 @@ const PARTNER = "https://partner.example.com";
 const SELF_HOSTED_DSN = "http://fedcba9876543210fedcba9876543210@sentry.example.com/base/77";
 const limiter = (env as unknown as { TUNNEL_RATE_LIMITER: RateLimit }).TUNNEL_RATE_LIMITER;
 /** The app's route, derived from its DSN, and the path Sentry's SDK posts to with `tunnel: true`. */
-const ROUTE = readTunnelSettings({ SENTRY_DSN: APP_DSN }).route;
-const SENTRY_PATH = sentryTunnelPath(APP_DSN);
+const ROUTE = readTunnelSettings({ SENTRY_DSN: TEST_DSN }).route;
+const SENTRY_PATH = sentryTunnelPath(TEST_DSN);
 const text = (value: string) => new TextEncoder().encode(value);
 
 async function reasonOf(response: Response): Promise<string | undefined> {
@@ -235,7 +235,7 @@ describe("headers", () => {
 describe("CORS for allowed partner origins only", () => {
   it("answers a partner's preflight, and lets it read Sentry's 429 and Retry-After", async () => {
     const tunnel = tunnelUnderTest({ TUNNEL_ALLOWED_ORIGINS: PARTNER });
-    const preflight = await tunnel.fetch(APP_TUNNEL, {
+    const preflight = await tunnel.fetch(TEST_TUNNEL, {
       method: "OPTIONS",
       headers: { origin: PARTNER, "access-control-request-method": "POST", "access-control-request-headers": "content-type" },
     });
@@ -254,7 +254,7 @@ describe("CORS for allowed partner origins only", () => {
   it("gives any other origin no CORS header at all", async () => {
     const tunnel = tunnelUnderTest({ TUNNEL_ALLOWED_ORIGINS: PARTNER });
     for (const response of [
-      await tunnel.fetch(APP_TUNNEL, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } }),
+      await tunnel.fetch(TEST_TUNNEL, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } }),
       await tunnel.post(envelope().body, { origin: "https://evil.example" }),
       await tunnel.post(envelope().body, { origin: "https://app.example" }),
     ]) {
@@ -264,14 +264,14 @@ describe("CORS for allowed partner origins only", () => {
 });
 
 describe("refusals, none of which reach Sentry", () => {
-  const post = (tunnel: TunnelUnderTest, body: Uint8Array, headers: Record<string, string> = {}, path = APP_TUNNEL) => tunnel.post(body, headers, path);
+  const post = (tunnel: TunnelUnderTest, body: Uint8Array, headers: Record<string, string> = {}, path = TEST_TUNNEL) => tunnel.post(body, headers, path);
   const app = () => envelope().body;
   const cases: [string, (tunnel: TunnelUnderTest) => Promise<Response>, number, TunnelAnswerCode][] = [
-    ["GET", (tunnel) => tunnel.fetch(APP_TUNNEL), 405, "method_not_allowed"],
-    ["PUT", (tunnel) => tunnel.fetch(APP_TUNNEL, { method: "PUT", body: app() }), 405, "method_not_allowed"],
+    ["GET", (tunnel) => tunnel.fetch(TEST_TUNNEL), 405, "method_not_allowed"],
+    ["PUT", (tunnel) => tunnel.fetch(TEST_TUNNEL, { method: "PUT", body: app() }), 405, "method_not_allowed"],
     ["a query without a project", (tunnel) => post(tunnel, app(), {}, "/monitoring?o=4501"), 400, "invalid_query"],
     ["a host smuggled into the org", (tunnel) => post(tunnel, app(), {}, "/monitoring?o=4501.evil.example&p=4502"), 400, "invalid_query"],
-    ["an unknown query key", (tunnel) => post(tunnel, app(), {}, `${APP_TUNNEL}&url=http://evil.example`), 400, "invalid_query"],
+    ["an unknown query key", (tunnel) => post(tunnel, app(), {}, `${TEST_TUNNEL}&url=http://evil.example`), 400, "invalid_query"],
     ["a foreign Origin", (tunnel) => post(tunnel, app(), { origin: "https://evil.example" }), 403, "origin_not_allowed"],
     ["a declared length over the maximum", (tunnel) => post(tunnel, app(), { "content-length": String(21 * MiB) }), 413, "envelope_too_large"],
     ["brotli", (tunnel) => post(tunnel, app(), { "content-encoding": "br" }), 415, "unsupported_encoding"],
@@ -285,20 +285,20 @@ describe("refusals, none of which reach Sentry", () => {
     ["a query naming no allowed project", (tunnel) => post(tunnel, app(), {}, "/monitoring?o=4501&p=1&r=us"), 403, "query_not_allowed"],
     ["a query for an allowed project in another region", (tunnel) => post(tunnel, app(), {}, "/monitoring?o=4501&p=4502&r=de"), 403, "query_not_allowed"],
     // The DSN must be exactly an allowed one.
-    ["text after the project id", (tunnel) => post(tunnel, envelope({ dsn: `${APP_DSN}abc` }).body), 400, "dsn_invalid"],
-    ["a query after the project id", (tunnel) => post(tunnel, envelope({ dsn: `${APP_DSN}?x=1` }).body), 400, "dsn_invalid"],
-    ["a fragment after the project id", (tunnel) => post(tunnel, envelope({ dsn: `${APP_DSN}#x` }).body), 400, "dsn_invalid"],
-    ["a port", (tunnel) => post(tunnel, envelope({ dsn: APP_DSN.replace("sentry.io/", "sentry.io:443/") }).body), 403, "dsn_not_allowed"],
+    ["text after the project id", (tunnel) => post(tunnel, envelope({ dsn: `${TEST_DSN}abc` }).body), 400, "dsn_invalid"],
+    ["a query after the project id", (tunnel) => post(tunnel, envelope({ dsn: `${TEST_DSN}?x=1` }).body), 400, "dsn_invalid"],
+    ["a fragment after the project id", (tunnel) => post(tunnel, envelope({ dsn: `${TEST_DSN}#x` }).body), 400, "dsn_invalid"],
+    ["a port", (tunnel) => post(tunnel, envelope({ dsn: TEST_DSN.replace("sentry.io/", "sentry.io:443/") }).body), 403, "dsn_not_allowed"],
     [
       "a legacy secret and a port",
-      (tunnel) => post(tunnel, envelope({ dsn: APP_DSN.replace("@", ":secret@").replace("sentry.io/", "sentry.io:443/") }).body),
+      (tunnel) => post(tunnel, envelope({ dsn: TEST_DSN.replace("@", ":secret@").replace("sentry.io/", "sentry.io:443/") }).body),
       403,
       "dsn_not_allowed",
     ],
-    ["a legacy secret and another case", (tunnel) => post(tunnel, envelope({ dsn: APP_DSN.replace("@", ":secret@").replace("ingest", "INGEST") }).body), 403, "dsn_not_allowed"],
+    ["a legacy secret and another case", (tunnel) => post(tunnel, envelope({ dsn: TEST_DSN.replace("@", ":secret@").replace("ingest", "INGEST") }).body), 403, "dsn_not_allowed"],
     [
       "two dsn keys",
-      (tunnel) => post(tunnel, text(`{"dsn":"https://0123456789abcdef0123456789abcdef@evil.example/4502","dsn":"${APP_DSN}"}\n{"type":"event"}\n{}\n`)),
+      (tunnel) => post(tunnel, text(`{"dsn":"https://0123456789abcdef0123456789abcdef@evil.example/4502","dsn":"${TEST_DSN}"}\n{"type":"event"}\n{}\n`)),
       400,
       "header_repeated_key",
     ],
@@ -484,7 +484,7 @@ describe("fuzzing the tunnel", () => {
     { arbitrary: fc.uint8Array({ maxLength: 2_000 }).map((rest) => concat(headerLine, rest)), weight: 3 },
   );
   const queries = fc.oneof(
-    { arbitrary: fc.constant(APP_TUNNEL.slice("/monitoring".length)), weight: 3 },
+    { arbitrary: fc.constant(TEST_TUNNEL.slice("/monitoring".length)), weight: 3 },
     fc.dictionary(fc.constantFrom("o", "p", "r", "x", "url", "o[]"), fc.string({ maxLength: 40 })).map((pairs) => `?${new URLSearchParams(pairs)}`),
     fc.string({ maxLength: 3_000 }).map((value) => `?${encodeURIComponent(value)}`),
     fc.constant(`?o=4501&p=${"9".repeat(4_000)}`),
@@ -521,7 +521,7 @@ describe("fuzzing the tunnel", () => {
         // Accepted requests, so that "as sent" is checked every run: the allowed header line, then anything.
         examples: Array.from({ length: 12 }, (_, index): [Uint8Array, string, Record<string, never> | { origin: "https://app.example"; "content-encoding": "identity" }, "POST"] => [
           concat(headerLine, new Uint8Array(index * 97).fill(index)),
-          APP_TUNNEL.slice("/monitoring".length),
+          TEST_TUNNEL.slice("/monitoring".length),
           index % 2 === 0 ? {} : { origin: "https://app.example", "content-encoding": "identity" },
           "POST",
         ]),
@@ -612,7 +612,7 @@ describe("load and limits", () => {
     const client = { "cf-connecting-ip": "203.0.113.99" };
     // Well past the share of 60: GETs (an <img>), another origin's POSTs (a no-cors fetch, a form,
     // a beacon), a page's preflight, and spellings no page is given, at every path the tunnel has.
-    const paths = [APP_TUNNEL, "/monitoring/security-report", ROUTE, `${ROUTE}/csp`, SENTRY_PATH, `${SENTRY_PATH}/`, "/MONITORING?o=4501&p=4502&r=us", `/${ROUTE}`];
+    const paths = [TEST_TUNNEL, "/monitoring/security-report", ROUTE, `${ROUTE}/csp`, SENTRY_PATH, `${SENTRY_PATH}/`, "/MONITORING?o=4501&p=4502&r=us", `/${ROUTE}`];
     const strangers: RequestInit[] = [
       { headers: { ...client, "sec-fetch-site": "cross-site", "sec-fetch-dest": "image" } },
       { method: "POST", body: envelope().body, headers: { ...client, origin: "https://evil.example", "content-type": "text/plain" } },
@@ -631,7 +631,7 @@ describe("load and limits", () => {
     expect([...statuses].sort()).toEqual([403, 404, 405]);
     expect(tunnel.sentry.took).toHaveLength(0);
     // The visitor's own envelope and CSP report still go through, on every route.
-    for (const path of [APP_TUNNEL, ROUTE, SENTRY_PATH]) expect((await tunnel.post(envelope().body, client, path)).status, path).toBe(200);
+    for (const path of [TEST_TUNNEL, ROUTE, SENTRY_PATH]) expect((await tunnel.post(envelope().body, client, path)).status, path).toBe(200);
     const report = await tunnel.fetch(`${ROUTE}/csp`, {
       method: "POST",
       headers: { ...client, "content-type": "application/csp-report" },
@@ -657,13 +657,13 @@ describe("load and limits", () => {
   it("writes a bounded number of lines for a client's refusals, however many: one per reason and window, each carrying the count", async () => {
     let now = 1_800_000_000_000;
     const lines: LogLine[] = [];
-    const tunnel = createTunnelWorker(readTunnelSettings({ SENTRY_DSN: APP_DSN }), { TUNNEL_RATE_LIMITER: limiter }, { now: () => now, log: (line) => void lines.push(line) });
+    const tunnel = createTunnelWorker(readTunnelSettings({ SENTRY_DSN: TEST_DSN }), { TUNNEL_RATE_LIMITER: limiter }, { now: () => now, log: (line) => void lines.push(line) });
     const refused = (path: string, init: RequestInit) => tunnel.fetch(new Request(`https://app.example${path}`, init)).then((response) => response.arrayBuffer());
     const client = { "cf-connecting-ip": "203.0.113.97" };
     // 300 refusals of two reasons (a path not served, a GET to a route), spread over three windows of the limiter's 10 s.
     for (let request = 0; request < 300; request += 1) {
       now += 100;
-      await refused(["/nowhere", APP_TUNNEL, ROUTE][request % 3]!, request % 3 === 0 ? { method: "POST", headers: client } : { headers: client });
+      await refused(["/nowhere", TEST_TUNNEL, ROUTE][request % 3]!, request % 3 === 0 ? { method: "POST", headers: client } : { headers: client });
     }
     const windows = 300 * 100 / 10_000 + 1;
     const refusals = () => lines.filter((line): line is TunnelLogLine => line.event === "tunnel" && line.outcome === "rejected");
