@@ -21,7 +21,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import type { LogLine } from "./log-line.ts";
 import { readTunnelSettings } from "./settings.ts";
-import { TEST_DSN, TEST_TUNNEL, EVERY_CLIENT, OTHER_TEST_DSN } from "./test-harness.ts";
+import { EVERY_CLIENT, OTHER_TEST_DSN, StubSentry, TEST_DSN, TEST_TUNNEL } from "./test-harness.ts";
 import { createTunnelWorker } from "./worker.ts";
 
 /**
@@ -132,24 +132,14 @@ const relayEdgeCases: [string, Buffer][] = [
   ["a header just under 64 KiB", Buffer.from(`{"dsn":"${TEST_DSN}","pad":"${"x".repeat(64 * 1024 - 200)}"}\n{"type":"event"}\n{}\n`)],
 ];
 
-/** What reached Sentry: the path and query of its URL, the body and the headers. */
-interface Delivery {
-  url: string;
-  body: Buffer;
-  headers: Headers;
-}
-
 describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () => {
-  const deliveries: Delivery[] = [];
   const lines: LogLine[] = [];
-  const sentry = (async (url: RequestInfo | URL, init?: RequestInit) => {
-    const { pathname, search } = new URL(String(url));
-    deliveries.push({ url: `${pathname}${search}`, body: Buffer.from(await new Response(init?.body).arrayBuffer()), headers: new Headers(init?.headers) });
-    return Response.json({ id: "0123456789abcdef0123456789abcdef" });
-  }) as typeof fetch;
+  const sentry = new StubSentry();
+  /** What reached Sentry: the path and query of its URL, the body and the headers. */
+  const delivered = () => sentry.took.map(({ url, body, headers }) => ({ url: `${new URL(url).pathname}${new URL(url).search}`, body: Buffer.from(body), headers }));
   // Every envelope's line, those Sentry took included: a test reads which project each was for.
   const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_DSNS: `${OTHER_TEST_DSN},${LEGACY_DSN}`, TUNNEL_LOG_FORWARDED: "on" });
-  const tunnel = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: EVERY_CLIENT }, { fetch: sentry, log: (line) => void lines.push(line) });
+  const tunnel = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: EVERY_CLIENT }, { fetch: sentry.fetch, log: (line) => void lines.push(line) });
   // A whole body with its length declared, as SDKs send it; a stream's is given by the test.
   const post = (body: Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}, path = TEST_TUNNEL) => {
     const declared = body instanceof ReadableStream ? {} : { "content-length": String(body.length) };
@@ -157,15 +147,15 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
     return tunnel.fetch(new Request(`https://app.example${path}`, { method: "POST", body: sent, headers: { ...declared, ...headers } }));
   };
   beforeEach(() => {
-    deliveries.length = 0;
+    sentry.took.length = 0;
     lines.length = 0;
   });
 
   async function forwardedAsSent(body: Buffer, headers: Record<string, string> = {}): Promise<void> {
     const response = await post(body, headers);
     expect(response.status).toBe(200);
-    expect(deliveries).toHaveLength(1);
-    expect(deliveries[0]!.body.equals(body)).toBe(true);
+    expect(delivered()).toHaveLength(1);
+    expect(delivered()[0]!.body.equals(body)).toBe(true);
   }
 
   it.each(sdkEnvelopes)("forwards %s byte for byte", async (_name, build) => {
@@ -189,23 +179,23 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
     });
     const response = await post(stream, { "content-length": String(body.length) });
     expect(response.status).toBe(200);
-    expect(deliveries[0]!.body.equals(body)).toBe(true);
+    expect(delivered()[0]!.body.equals(body)).toBe(true);
   });
 
   it("forwards a DSN allow-listed with its legacy secret, sent verbatim by an SDK, to its own ingest", async () => {
     const body = Buffer.from(`{"dsn":"${LEGACY_DSN}"}\n{"type":"event"}\n{}\n`);
     const response = await post(body, {}, "/monitoring?p=77");
     expect(response.status).toBe(200);
-    expect(deliveries.map((delivery) => delivery.url)).toEqual(["/api/77/envelope/"]);
-    expect(deliveries[0]!.body.equals(body)).toBe(true);
+    expect(delivered().map((delivery) => delivery.url)).toEqual(["/api/77/envelope/"]);
+    expect(delivered()[0]!.body.equals(body)).toBe(true);
   });
 
   it("reads a Content-Encoding that names no coding (an old Android SDK's UTF-8) as none, as Relay does", async () => {
     const body = Buffer.from(`${header}\n{"type":"event"}\n{}\n`);
     const response = await post(body, { "content-encoding": "UTF-8" });
     expect(response.status).toBe(200);
-    expect(deliveries[0]!.body.equals(body)).toBe(true);
-    expect(deliveries[0]!.headers.get("content-encoding")).toBeNull();
+    expect(delivered()[0]!.body.equals(body)).toBe(true);
+    expect(delivered()[0]!.headers.get("content-encoding")).toBeNull();
   });
 
   it.each<[string, Buffer, Record<string, string>, number, string]>([
@@ -224,7 +214,7 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
     const response = await post(body, headers);
     expect(response.status).toBe(status);
     expect(await response.json()).toMatchObject({ reason });
-    expect(deliveries).toEqual([]);
+    expect(delivered()).toEqual([]);
   });
 
   it("carries a micro-frontend's envelopes, multiplexed by the SDK through the app's one tunnel URL, to each project", async () => {
@@ -247,7 +237,7 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
     await transport.send(createEventEnvelope(event({ event_id: "2".repeat(32), tags: { team: "home" } }), app, undefined, TEST_TUNNEL));
 
     expect(posted).toEqual([TEST_TUNNEL, TEST_TUNNEL]);
-    const byProject = Object.fromEntries(deliveries.map((delivery) => [delivery.url, JSON.parse(delivery.body.toString("utf8").split("\n")[0]!).dsn]));
+    const byProject = Object.fromEntries(delivered().map((delivery) => [delivery.url, JSON.parse(delivery.body.toString("utf8").split("\n")[0]!).dsn]));
     expect(byProject).toEqual({ "/api/4503/envelope/?hsts=0": OTHER_TEST_DSN, "/api/4502/envelope/?hsts=0": TEST_DSN });
     expect(lines.map((line) => (line.event === "tunnel" ? line.project : null)).sort()).toEqual(["4502", "4503"]);
   });

@@ -6,6 +6,7 @@ import { readTunnelSettings } from "./settings.ts";
 import { Deadline } from "./shared/deadline.ts";
 import { SpoolStats } from "./spool/stats.ts";
 import { NO_SPOOL, type Spool } from "./spool/store.ts";
+import { StubSentry } from "./testing.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
 import { SentryLimits } from "./upstream/sentry-limits.ts";
 
@@ -15,19 +16,18 @@ const settings = readTunnelSettings({ SENTRY_DSN: DSN });
 const allowList = compileAllowList(settings.allowedDsns, undefined);
 const BODY = `${JSON.stringify({ dsn: DSN })}\n{"type":"event"}\n{}\n`;
 
-/** Sentry as a stub `fetch`: each call takes the next answer, a status or a network failure; then 200. */
-function sentry(...answers: (number | "unreachable")[]) {
-  const bodies: string[] = [];
-  const fetch = vi.fn(async (url: RequestInfo | URL, init?: RequestInit) => {
-    bodies.push(await new Response(init?.body).text());
+/** Sentry as the harness's stub: each request takes the next answer, a status or a network failure; then 200. */
+function sentry(...answers: (number | "unreachable")[]): StubSentry {
+  const stub = new StubSentry();
+  stub.answer = ({ url }) => {
     const next = answers.shift() ?? 200;
     if (next === "unreachable") throw new TypeError("fetch failed");
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (next === 429) Object.assign(headers, { "retry-after": "60", "x-sentry-rate-limits": "60:error:key" });
     if (next === 302) headers["location"] = "https://elsewhere.example/";
-    return new Response(next === 302 ? null : `{"id":"${String(url).length}"}`, { status: next, headers });
-  });
-  return { fetch: fetch as unknown as typeof globalThis.fetch, calls: fetch.mock.calls, bodies };
+    return new Response(next === 302 ? null : `{"id":"${url.length}"}`, { status: next, headers });
+  };
+  return stub;
 }
 
 function memorySpool() {
@@ -78,8 +78,8 @@ describe("deliver, with Sentry and the spool as stubs", () => {
   it("forwards the body as it came to the DSN's ingest, and passes Sentry's answer on", async () => {
     const upstream = sentry(200);
     const delivered = await (await send({ fetch: upstream.fetch }))();
-    expect(String(upstream.calls[0]![0])).toMatch(new RegExp(`^${INGEST}`));
-    expect(upstream.bodies).toEqual([BODY]);
+    expect(upstream.took[0]!.url).toMatch(new RegExp(`^${INGEST}`));
+    expect(upstream.took.map((took) => new TextDecoder().decode(took.body))).toEqual([BODY]);
     expect(delivered).toMatchObject({ upstreamStatus: 200, bytes: Buffer.byteLength(BODY) });
     expect(delivered.answer).toMatchObject({ code: null, outcome: "forwarded" });
     expect(delivered.answer.response.status).toBe(200);
@@ -106,7 +106,7 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     const next = await send({ fetch: upstream.fetch, spool });
     for (let failure = 0; failure < 3; failure += 1) expect((await next()).answer.code).toBe("spooled");
     expect((await next()).answer.code).toBe("spooled");
-    expect(upstream.calls).toHaveLength(3);
+    expect(upstream.arrivals).toBe(3);
     expect(stored).toHaveLength(4);
   });
 
@@ -118,7 +118,7 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     const held = await next();
     expect(held.answer.code).toBe("sentry_rate_limited");
     expect(held.answer.response.headers.get("x-sentry-rate-limits")).toMatch(/^\d+:error:key$/);
-    expect(upstream.calls).toHaveLength(1);
+    expect(upstream.arrivals).toBe(1);
     expect(reports.count).toHaveBeenCalledWith(DSN, "ratelimit_backoff", ["error"]);
   });
 

@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { LogLine } from "./log-line.ts";
 import type { TunnelBindings, TunnelRuntime } from "./bindings.ts";
 import { readTunnelSettings, tunnelUrlFor, type TunnelVariables } from "./settings.ts";
+import { StubSentry } from "./testing.ts";
 import { createTunnelWorker } from "./worker.ts";
 
 const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
@@ -12,22 +13,20 @@ const TUNNEL = `${APP}/monitoring?o=1&p=2&r=us`;
 /** Every request's line, those of envelopes Sentry took included: these tests read them. */
 const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30", TUNNEL_LOG_FORWARDED: "on" });
 
-/** Sentry as a stub `fetch`: it answers as `answer` says (200 by default), and keeps what reached it. */
-function sentryAnswering(answer: () => Response = () => Response.json({ id: "0123456789abcdef0123456789abcdef" })) {
-  const arrivals: string[] = [];
-  const bodies: string[] = [];
-  const fetch = (async (url: RequestInfo | URL, init?: RequestInit) => {
-    arrivals.push(String(url));
-    bodies.push(await new Response(init?.body).text());
-    return answer();
-  }) as typeof globalThis.fetch;
-  return { fetch, arrivals, bodies };
+/** Sentry as the harness's stub `fetch`, answering as `answer` says (200 by default). */
+function sentryAnswering(answer?: () => Response): StubSentry {
+  const sentry = new StubSentry();
+  if (answer) sentry.answer = answer;
+  return sentry;
 }
+
+/** The URLs Sentry was asked, in order. */
+const urlsOf = (sentry: StubSentry) => sentry.took.map((took) => took.url);
 
 interface TunnelWith {
   bindings?: Partial<TunnelBindings>;
   runtime?: TunnelRuntime;
-  sentry?: ReturnType<typeof sentryAnswering>;
+  sentry?: StubSentry;
   variables?: TunnelVariables;
 }
 
@@ -57,10 +56,10 @@ describe("the tunnel: what a host calls", () => {
   it("handle() answers what the tunnel serves, and leaves the rest to the host", async () => {
     const { worker, sentry } = tunnelWith();
     expect((await worker.handle(envelopeRequest()))?.status).toBe(200);
-    expect(sentry.arrivals).toHaveLength(1);
+    expect(urlsOf(sentry)).toHaveLength(1);
     expect(await worker.handle(new Request(`${APP}/shop`))).toBeUndefined();
     expect(await worker.handle(envelopeRequest({}, `${APP}/monitoring-guide`))).toBeUndefined();
-    expect(sentry.arrivals).toHaveLength(1);
+    expect(urlsOf(sentry)).toHaveLength(1);
   });
 
   it("describe() says what it serves and names each binding as bound or not", () => {
@@ -113,7 +112,7 @@ describe("the tunnel: the rate limiter", () => {
     const { tunnel, log, sentry } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit: async () => Promise.reject(new Error("limiter down")) } } });
     const response = await tunnel(envelopeRequest());
     expect(response.status).toBe(200);
-    expect(sentry.arrivals).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
+    expect(urlsOf(sentry)).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
     expect(log[0]).toMatchObject({ outcome: "forwarded", reason: null, upstream_status: 200 });
   });
 });
@@ -178,7 +177,7 @@ describe("the tunnel: one path", () => {
     const response = await tunnel(envelopeRequest({}, `${APP}${path}?o=1&p=2&r=us`));
     expect(response.status).toBe(404);
     expect(await reasonOf(response)).toBe("not_found");
-    expect(sentry.arrivals).toEqual([]);
+    expect(urlsOf(sentry)).toEqual([]);
   });
 });
 
@@ -249,11 +248,11 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
       body: JSON.stringify({ "csp-report": { "document-uri": `${APP}/`, "blocked-uri": "https://evil.example/x.js" } }),
     });
   /** The counts of the client report the tunnel sends once it flushes, as Sentry would read them. */
-  async function clientReportAfter(worker: { reports: { flush(): Promise<void> } }, sentry: ReturnType<typeof sentryAnswering>) {
+  async function clientReportAfter(worker: { reports: { flush(): Promise<void> } }, sentry: StubSentry) {
     await worker.reports.flush();
-    const index = sentry.bodies.findIndex((body) => body.includes('{"type":"client_report"}'));
-    expect(sentry.arrivals[index]).toBe(ENVELOPE_ENDPOINT);
-    return (JSON.parse(sentry.bodies[index]!.split("\n")[2]!) as { discarded_events: unknown[] }).discarded_events;
+    const report = sentry.took.find((took) => new TextDecoder().decode(took.body).includes('{"type":"client_report"}'));
+    expect(report?.url).toBe(ENVELOPE_ENDPOINT);
+    return sentry.clientReports()[0] as unknown[];
   }
 
   it("holds every report while Sentry rate-limits the project, and counts them for the project's Stats", async () => {
@@ -264,7 +263,7 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
     const statuses = [];
     for (let report = 0; report < 20; report += 1) statuses.push((await tunnel(reportRequest())).status);
     expect(statuses).toEqual(Array(20).fill(429));
-    expect(sentry.arrivals).toEqual([ENVELOPE_ENDPOINT]);
+    expect(urlsOf(sentry)).toEqual([ENVELOPE_ENDPOINT]);
     // One line for the client's first refusal of the limiter's window of 30 s; the rest are carried
     // by a line of their own once a later window begins.
     const refusal = { kind: "security_report", outcome: "rejected", reason: "sentry_rate_limited", upstream_status: null };
@@ -280,11 +279,11 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
       const sentry = sentryAnswering(() => new Response("down", { status: 503 }));
       const { tunnel, worker, log } = tunnelWith({ sentry });
       for (let failure = 0; failure < 3; failure += 1) await tunnel(opener());
-      expect(sentry.arrivals).toHaveLength(3);
+      expect(urlsOf(sentry)).toHaveLength(3);
       const held = await tunnel(reportRequest());
       expect(held.status).toBe(503);
       expect(await reasonOf(held)).toBe("sentry_unavailable");
-      expect(sentry.arrivals).toHaveLength(3);
+      expect(urlsOf(sentry)).toHaveLength(3);
       expect(log[3]).toMatchObject({ kind: "security_report", outcome: "failed", reason: "sentry_unavailable" });
       // The reports Sentry failed on are lost too, and counted as such.
       const lost = opener === reportRequest ? 4 : 1;
@@ -295,7 +294,7 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
   it("counts a report over its client's share, which no browser counts", async () => {
     const { tunnel, worker, sentry } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit: async () => ({ success: false }) } } });
     expect((await tunnel(reportRequest({ "cf-connecting-ip": "203.0.113.5" }))).status).toBe(429);
-    expect(sentry.arrivals).toEqual([]);
+    expect(urlsOf(sentry)).toEqual([]);
     expect(await clientReportAfter(worker, sentry)).toEqual([{ reason: "ratelimit_backoff", category: "security", quantity: 1 }]);
   });
 
@@ -306,9 +305,9 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
     await tunnel(envelopeRequest());
     answer = () => new Response("{}", { status: 200 });
     expect((await tunnel(reportRequest())).status).toBe(200);
-    expect(sentry.arrivals[1]).toMatch(/^https:\/\/o1\.ingest\.us\.sentry\.io\/api\/2\/security\/\?sentry_key=/);
+    expect(urlsOf(sentry)[1]).toMatch(/^https:\/\/o1\.ingest\.us\.sentry\.io\/api\/2\/security\/\?sentry_key=/);
     await worker.reports.flush();
-    expect(sentry.arrivals).toHaveLength(2);
+    expect(urlsOf(sentry)).toHaveLength(2);
   });
 });
 
@@ -330,7 +329,7 @@ describe("the tunnel: the URL a page's SDK is given", () => {
     const body = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`;
     const response = await worker.fetch(new Request(`${APP}${url}`, { method: "POST", headers: { "content-length": String(body.length) }, body }));
     expect(response.status).toBe(200);
-    expect(sentry.arrivals).toEqual([upstream]);
+    expect(urlsOf(sentry)).toEqual([upstream]);
   });
 
   it("is none for a DSN the tunnel does not forward for, or without one", () => {
