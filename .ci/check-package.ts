@@ -83,8 +83,8 @@ try {
   await run("npm", ["pack", "--pack-destination", scratch], { cwd: join(root, "packages/tunnel"), env });
   const tarball = join(scratch, readdirSync(scratch).find((name) => name.endsWith(".tgz"))!);
   const listed = (await run("tar", ["tzf", tarball])).stdout.split("\n").filter(Boolean);
-  await step(`the tarball holds dist/, the README, the CHANGELOG and the licence only (${listed.length} files)`, async () => {
-    const strays = listed.filter((path) => !/^package\/(dist\/|README\.md$|CHANGELOG\.md$|LICENSE$|package\.json$)/.test(path));
+  await step(`the tarball holds dist/, the README, the CHANGELOG, the stability contract and the licence only (${listed.length} files)`, async () => {
+    const strays = listed.filter((path) => !/^package\/(dist\/|README\.md$|CHANGELOG\.md$|STABILITY\.md$|LICENSE$|package\.json$)/.test(path));
     if (strays.length > 0) throw new Error(`unexpected: ${strays.join(", ")}`);
   });
   await step("publint --strict", () => run(bin("publint"), ["--strict", tarball], { env }));

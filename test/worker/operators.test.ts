@@ -35,7 +35,7 @@ describe("the spool's heartbeat: a Cron Trigger that checks in to Sentry (issue 
     });
     expect(worker.logLines("tunnel_spool_heartbeat").at(-1)).toMatchObject({ status: "ok", backlog_count: 0, oldest_age_s: null, max_age_s: 2 });
     const points = worker.dataPoints();
-    expect(points.filter((point) => point.blobs?.[0] === "spool_heartbeat").at(-1)).toMatchObject({ blobs: ["spool_heartbeat", "ok", ""], doubles: [0, 0, 0, 0, 0, -1] });
+    expect(points.filter((point) => point.blobs?.[0] === "spool_heartbeat").at(-1)).toMatchObject({ blobs: ["spool_heartbeat", "ok", "", "1"], doubles: [0, 0, 0, 0, 0, -1] });
   });
 
   it("checks in error once a stored envelope has waited past TUNNEL_SPOOL_MAX_AGE_SECONDS, and ok again once it is delivered", async () => {

@@ -1,6 +1,7 @@
 import type { Answer, TunnelAnswerCode, TunnelOutcome } from "./answers.ts";
 import type { TunnelQuery } from "./request/query.ts";
 import type { RepeatedLines } from "./request/repeated-lines.ts";
+import { RECORD_VERSION_BLOB, type RECORD_VERSION } from "./shared/record-version.ts";
 import type { SpoolLine } from "./spool/record.ts";
 
 /** The one log line per request; it never holds the DSN's key, the client's IP or a cookie. */
@@ -36,8 +37,11 @@ export interface RequestFacts {
 
 export const NO_FACTS: RequestFacts = { kind: "envelope", query: undefined, bytes: null, upstreamStatus: null };
 
-/** Every structured line the tunnel writes: one per request, and the spool's. */
-export type LogLine = TunnelLogLine | SpoolLine;
+/** A line as the tunnel's stages make it, before it is written. */
+export type UnversionedLine = TunnelLogLine | SpoolLine;
+
+/** Every structured line the tunnel writes: one per request, and the spool's, each with the record's version. */
+export type LogLine = UnversionedLine & { v: typeof RECORD_VERSION };
 
 export interface Recorder {
   log: (line: TunnelLogLine) => void;
@@ -81,7 +85,7 @@ export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: n
  * batch's line counts those), or a partner's preflight. Its data point counts it all the same;
  * `TUNNEL_LOG_FORWARDED=on` logs it too.
  */
-export function isRoutine(line: LogLine): boolean {
+export function isRoutine(line: UnversionedLine): boolean {
   if (line.event === "tunnel_spool") return line.outcome === "delivered";
   if (line.event !== "tunnel") return false;
   if (line.outcome === "preflight") return true;
@@ -93,14 +97,14 @@ export function logToConsole(line: LogLine): void {
 }
 
 /**
- * One Workers Analytics Engine data point per envelope. Blobs: outcome, reason, region. Doubles:
+ * One Workers Analytics Engine data point per envelope. Blobs: outcome, reason, region, the record's version. Doubles:
  * bytes, duration in ms, status, Sentry's status (0 when it was not asked or did not answer).
  * Index: the project, so that sampling keeps projects apart. Positions are only ever added:
  * operators' queries and dashboards name them.
  */
 function tunnelDataPoint(line: TunnelLogLine): AnalyticsEngineDataPoint {
   return {
-    blobs: [line.outcome, line.reason ?? "", line.region ?? ""],
+    blobs: [line.outcome, line.reason ?? "", line.region ?? "", RECORD_VERSION_BLOB],
     doubles: [line.bytes ?? 0, line.duration_ms, line.status, line.upstream_status ?? 0],
     indexes: [line.project ?? ""],
   };

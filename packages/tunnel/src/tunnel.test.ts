@@ -347,10 +347,23 @@ describe("the tunnel: around the core", () => {
     await tunnel(envelopeRequest({ origin: "https://evil.example" }, `${APP}/monitoring?o=1&p=2&r=us`));
     expect(writeDataPoint).toHaveBeenCalledTimes(1);
     expect(writeDataPoint).toHaveBeenCalledWith({
-      blobs: ["rejected", "origin_not_allowed", ""],
+      blobs: ["rejected", "origin_not_allowed", "", "1"],
       doubles: [0, (log[0] as { duration_ms: number }).duration_ms, 403, 0],
       indexes: [""],
     });
+  });
+
+  it("stamps every line and data point with the record's version, which operators' queries can tell by", async () => {
+    const writeDataPoint = vi.fn();
+    const { tunnel, worker, log } = tunnelWith({ bindings: { TUNNEL_ANALYTICS: { writeDataPoint } } });
+    await tunnel(envelopeRequest());
+    await tunnel(envelopeRequest({ origin: "https://evil.example" }));
+    await worker.spoolHeartbeat();
+    expect(log.map((line) => [line.event, line.v])).toEqual([
+      ["tunnel", 1],
+      ["tunnel", 1],
+    ]);
+    expect(writeDataPoint.mock.calls.map(([point]) => (point as AnalyticsEngineDataPoint).blobs?.[3])).toEqual(["1", "1"]);
   });
 
   it("puts Sentry's own status in the data point, where the status the client got can differ", async () => {
@@ -361,7 +374,7 @@ describe("the tunnel: around the core", () => {
       sentry: sentryAnswering(() => new Response("busy", { status: 503 })),
     });
     expect((await tunnel(envelopeRequest())).status).toBe(202);
-    expect(writeDataPoint).toHaveBeenCalledWith(expect.objectContaining({ blobs: ["spooled", "spooled", "us"], doubles: [expect.any(Number), expect.any(Number), 202, 503] }));
+    expect(writeDataPoint).toHaveBeenCalledWith(expect.objectContaining({ blobs: ["spooled", "spooled", "us", "1"], doubles: [expect.any(Number), expect.any(Number), 202, 503] }));
   });
 
   it("answers 500 for its own bug, reports it with the request, and logs it as failed", async () => {

@@ -666,7 +666,7 @@ describe("load and limits", () => {
       await refused(["/nowhere", TEST_TUNNEL, ROUTE][request % 3]!, request % 3 === 0 ? { method: "POST", headers: client } : { headers: client });
     }
     const windows = 300 * 100 / 10_000 + 1;
-    const refusals = () => lines.filter((line): line is TunnelLogLine => line.event === "tunnel" && line.outcome === "rejected");
+    const refusals = () => lines.filter((line): line is LogLine & TunnelLogLine => line.event === "tunnel" && line.outcome === "rejected");
     expect(refusals().length).toBeLessThanOrEqual(2 * windows);
     // Another client's refusal, two windows on, brings out what is still held: every refusal is counted once.
     now += 20_000;

@@ -2,10 +2,11 @@ import { createGate, postsToOtherSentryPath } from "./admit.ts";
 import { describeTunnel, type TunnelDescription } from "./describe.ts";
 import { EVERY_CLIENT, limitBindings, type TunnelBindings, type TunnelRuntime } from "./bindings.ts";
 import { breakersFor, consumerBreakersFor, type Delivery } from "./deliver.ts";
-import { isRoutine, logToConsole, type LogLine, type TunnelLogLine } from "./log-line.ts";
+import { isRoutine, logToConsole, type TunnelLogLine, type UnversionedLine } from "./log-line.ts";
 import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.ts";
 import { isTunnelPathSpelling } from "./request/path.ts";
 import { RepeatedLines } from "./request/repeated-lines.ts";
+import { RECORD_VERSION } from "./shared/record-version.ts";
 import type { TunnelSettings } from "./settings.ts";
 import { createSpoolBudget } from "./spool/budget.ts";
 import { createSpoolConsumer } from "./spool/consumer.ts";
@@ -126,11 +127,12 @@ function forwardedLinesKept(settings: TunnelSettings, bindings: TunnelBindings):
 const NO_ANALYTICS: Pick<AnalyticsEngineDataset, "writeDataPoint"> = { writeDataPoint: () => {} };
 /** The parts of {@link createTunnelWorker}, for it and for measurements of the stages (`npm run bench:ablation`). */
 export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime): TunnelWorkerParts {
-  const { now = Date.now, random = Math.random, fetch, log: write = logToConsole } = runtime;
+  const { now = Date.now, random = Math.random, fetch, log: writeLine = logToConsole } = runtime;
   const logsForwarded = forwardedLinesKept(settings, bindings);
+  const write = (line: UnversionedLine) => writeLine({ ...line, v: RECORD_VERSION });
   const log = logsForwarded
     ? write
-    : (line: LogLine) => {
+    : (line: UnversionedLine) => {
         if (!isRoutine(line)) write(line);
       };
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);

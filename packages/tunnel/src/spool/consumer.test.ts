@@ -146,6 +146,6 @@ describe("the dead-letter queue's consumer", () => {
     expect(fakes.counted).toEqual([[DSN, "internal_sdk_error", ["default"]]]);
     expect(dead.ack).toHaveBeenCalledOnce();
     expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "dead_lettered", age_s: 60 })]);
-    expect(fakes.dataPoints).toEqual([{ blobs: ["spool", "dead_lettered", ""], doubles: [0, 60_000, 0], indexes: [""] }]);
+    expect(fakes.dataPoints).toEqual([{ blobs: ["spool", "dead_lettered", "", "1"], doubles: [0, 60_000, 0], indexes: [""] }]);
   });
 });

@@ -1,3 +1,4 @@
+import { RECORD_VERSION_BLOB } from "../shared/record-version.ts";
 import type { SpoolHeartbeatLine } from "./heartbeat.ts";
 import type { SpoolStats } from "./stats.ts";
 
@@ -68,7 +69,7 @@ export function createSpoolRecorder({ log, analytics, stats }: SpoolRecords): Sp
     if (line.event === "tunnel_spool_heartbeat") {
       // Blobs: `spool_heartbeat`, the status; doubles: the depth where the batch's point has it.
       write({
-        blobs: ["spool_heartbeat", line.status, ""],
+        blobs: ["spool_heartbeat", line.status, "", RECORD_VERSION_BLOB],
         doubles: [0, 0, 0, line.backlog_count ?? -1, line.backlog_bytes ?? -1, line.oldest_age_s ?? -1],
         indexes: [""],
       });
@@ -77,7 +78,7 @@ export function createSpoolRecorder({ log, analytics, stats }: SpoolRecords): Sp
     if (line.event === "tunnel_spool_batch") {
       // Blobs: `spool_batch`; doubles: messages, retried, deferred, backlog count, bytes and oldest age in s, delivered.
       write({
-        blobs: ["spool_batch", "", ""],
+        blobs: ["spool_batch", "", "", RECORD_VERSION_BLOB],
         doubles: [line.messages, line.retried, line.deferred, line.backlog_count ?? -1, line.backlog_bytes ?? -1, line.oldest_age_s ?? -1, line.delivered],
         indexes: [""],
       });
@@ -85,6 +86,6 @@ export function createSpoolRecorder({ log, analytics, stats }: SpoolRecords): Sp
     }
     if (line.outcome === "delivered") stats.delivered += 1;
     else if (!WAITING_OUTCOMES.has(line.outcome) && line.outcome !== "poison") stats.dropped += 1;
-    write({ blobs: ["spool", line.outcome, ""], doubles: [0, line.age_s * 1000, line.upstream_status ?? 0], indexes: [""] });
+    write({ blobs: ["spool", line.outcome, "", RECORD_VERSION_BLOB], doubles: [0, line.age_s * 1000, line.upstream_status ?? 0], indexes: [""] });
   };
 }
