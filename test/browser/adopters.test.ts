@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import type { Browser } from "playwright-core";
 import { getTunnelPath } from "sentry-core-11";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium, newVisitor } from "../support/chromium";
 import { buildEnvelope } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { FakeIngest } from "../support/fake-ingest";
 import { APP_DSN, APP_ROUTE } from "../support/worker";
 import { bundleFixture, root, wranglerCompatibility } from "../support/workerd";

@@ -1,12 +1,12 @@
 import { createServer, type Server } from "node:http";
 
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import type { Browser, BrowserContext } from "playwright-core";
 import { getTunnelPath } from "sentry-core-11";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
 import { payloads, received } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { FakeIngest } from "../support/fake-ingest";
 import { startTogether } from "../support/start-together";
 import { APP_DSN, APP_ROUTE, APP_TUNNEL } from "../support/worker";

@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
 
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import type { Browser, Page } from "playwright-core";
 import { getTunnelPath } from "sentry-core-11";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { loadFilterEngines, type BlockerRequest, type FilterEngines } from "../../scripts/filter-lists";
 import { launchChromium, newVisitor } from "../support/chromium";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { FakeIngest } from "../support/fake-ingest";
 import { startTogether } from "../support/start-together";
 import { APP_DSN, APP_ROUTE, APP_TUNNEL } from "../support/worker";

@@ -1,12 +1,12 @@
 import { cpSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
 import { reportWait, WAIT_ENDS_WITHIN_MS } from "../support/developer-waits";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { startNpmScript, type RunningScript } from "../support/npm-script";
 import { startTogether } from "../support/start-together";
 import { root } from "../support/workerd";

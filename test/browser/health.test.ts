@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 
-import { FOREIGN_TEST_DSN } from "@edge-monitoring/tunnel/testing";
+import { eventually, FOREIGN_TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -13,7 +13,6 @@ import type { CapturedDataPoint } from "../worker/fixtures/analytics-capture";
 import { AnalyticsSqlStandIn } from "../support/analytics-sql";
 import { launchChromium } from "../support/chromium";
 import { buildEnvelope } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { answerOk, FakeIngest } from "../support/fake-ingest";
 import { APP_DSN, APP_ROUTE, startWorker, type RunningWorker } from "../support/worker";
 import { root } from "../support/workerd";

@@ -1,13 +1,12 @@
 import { readFileSync } from "node:fs";
 
-import { OTHER_TEST_DSN } from "@edge-monitoring/tunnel/testing";
+import { eventually, OTHER_TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import type { Browser, Page, Request } from "playwright-core";
 import { getTunnelPath } from "sentry-core-11";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { launchChromium, newVisitor } from "../support/chromium";
 import { besidesSentAt, parseEnvelope, payloads, received, type Received } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { answerOk, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
 import { startTogether } from "../support/start-together";
 import { APP_DSN, APP_ROUTE, APP_TUNNEL } from "../support/worker";
@@ -66,6 +65,22 @@ const answerWithCors: IngestBehaviour = (request, response, body) => {
   response.end("third party");
 };
 
+/** A page of the app, hydrated and with the SDK started (it loads after hydration). */
+async function openApp(page: Page, url: string): Promise<Page> {
+  await page.goto(url, { waitUntil: "load" });
+  await page.waitForFunction(() => "__remixRouter" in window && document.documentElement.dataset.monitoring === "started");
+  return page;
+}
+
+/** An error thrown outside any handler, as an uncaught bug would be. */
+function throwUncaught(page: Page, message: string): Promise<void> {
+  return page.evaluate((text) => {
+    setTimeout(() => {
+      throw new Error(text);
+    });
+  }, message);
+}
+
 describe("monitoring in Chromium, through the tunnel", () => {
   let ingest: FakeIngest;
   let server: DevServer;
@@ -101,22 +116,7 @@ describe("monitoring in Chromium, through the tunnel", () => {
   const tunnelEvents = () => payloads<BrowserEvent>(viaTunnel(), "event");
   const eventWith = (text: string) => tunnelEvents().find((event) => JSON.stringify(event.exception ?? event.message).includes(text));
 
-  /** A page, hydrated and with the SDK started (it loads after hydration). */
-  async function open(path: string, page?: Page): Promise<Page> {
-    page ??= await newVisitor(browser);
-    await page.goto(`${server.origin}${path}`, { waitUntil: "load" });
-    await page.waitForFunction(() => "__remixRouter" in window && document.documentElement.dataset.monitoring === "started");
-    return page;
-  }
-
-  /** An error thrown outside any handler, as an uncaught bug would be. */
-  function throwUncaught(page: Page, message: string): Promise<void> {
-    return page.evaluate((text) => {
-      setTimeout(() => {
-        throw new Error(text);
-      });
-    }, message);
-  }
+  const open = async (path: string, page?: Page): Promise<Page> => openApp(page ?? (await newVisitor(browser)), `${server.origin}${path}`);
 
   it("sends an uncaught error through the tunnel's route with the release, environment and DSN, and nothing to Sentry's hosts", async () => {
     const page = await open("/sentry-example-page");
@@ -497,32 +497,6 @@ describe("monitoring in Chromium, through the tunnel", () => {
     await eventually(() => find() !== undefined, 15_000);
   }
 
-  // Last: after three failures the tunnel skips Sentry for 30 s and stores everything, so a test
-  // after this one would get 202 where it expects Sentry's own answer.
-  it("loses nothing while Sentry is down: the tunnel stores the errors and delivers them once it is back", async () => {
-    let refused = 0;
-    ingest.respondWith((request, response, body) => {
-      if (request.url?.startsWith("/api/") && body.includes("outage error")) {
-        refused += 1;
-        response.writeHead(503, { "content-type": "text/plain" });
-        response.end("down");
-        return;
-      }
-      answerWithCors(request, response, body);
-    });
-    const page = await open("/sentry-example-page");
-    for (const index of [1, 2, 3]) await throwUncaught(page, `outage error ${index}`);
-    // Each was refused by Sentry, and stored: the tunnel answered the page 202.
-    await eventually(() => refused >= 3 && (server.output().match(/"outcome":"spooled"/g) ?? []).length >= 3, 15_000);
-
-    // Sentry is back: every one of them arrives, and is accepted this time.
-    ingest.respondWith(answerWithCors);
-    const recovery = ingest.deliveries.length;
-    const accepted = () => received(ingest.deliveries.slice(recovery)).map(({ envelope }) => JSON.stringify(envelope.items.map((item) => item.payload.toString("utf8"))));
-    await eventually(() => [1, 2, 3].every((index) => accepted().some((items) => items.includes(`outage error ${index}`))), 45_000);
-    await page.close();
-  });
-
   it("delivers an error from a stock SDK 11 that says tunnel: true, at the path that SDK derives from the DSN", async () => {
     const script = readFileSync(await bundleFixture("test/browser/fixtures/sentry-tunnel-true.ts"), "utf8");
     // The page's CSP lets no test script in; the set-up is the SDK's, not the page's.
@@ -569,13 +543,8 @@ describe("monitoring in Chromium, through the tunnel", () => {
       await eventually(() => delivered() !== undefined, 10_000);
       expect(delivered()!.url).toBe("/api/4502/envelope/?hsts=0");
       expect(parseEnvelope(delivered()!.body).header.sdk).toMatchObject({ name: "sentry.javascript.browser", version });
-      // The items are the bytes the browser posted. So is the header line when the envelope went
-      // live; through the spool (the breaker may still be open from the outage above), its
-      // `sent_at` has moved by the wait, and nothing else.
-      const arrived = besidesSentAt(delivered()!.body);
-      const sent = posted.map((body) => besidesSentAt(body)).find(({ rest }) => rest.equals(arrived.rest));
-      expect(sent).toBeDefined();
-      expect(arrived.header).toEqual(sent!.header);
+      // Sentry is up in this Worker: the envelope went live, the bytes the browser posted.
+      expect(posted.some((body) => body.equals(delivered()!.body))).toBe(true);
       await page.close();
     });
   });
@@ -594,6 +563,76 @@ describe("monitoring in Chromium, through the tunnel", () => {
     await eventually(() => projectOf("the checkout team's error") !== undefined && projectOf("the app's own error") !== undefined, 10_000);
     expect(projectOf("the checkout team's error")).toBe("/api/4503/envelope/?hsts=0");
     expect(projectOf("the app's own error")).toBe("/api/4502/envelope/?hsts=0");
+    await page.close();
+  });
+});
+
+/**
+ * Sentry down, in a Worker of its own: after three failures the tunnel stops asking Sentry for a
+ * while and stores everything, which no other test must meet.
+ */
+/** The outage error an envelope's event reports (not one its breadcrumbs mention), if any. */
+function outageErrorOf(body: Buffer | null): string | undefined {
+  if (!body?.includes("outage error")) return undefined;
+  const [event] = payloads<BrowserEvent>([{ viaTunnel: true, envelope: parseEnvelope(body), bytes: body.length }], "event");
+  const value = event?.exception?.values[0]?.value;
+  return value && /^outage error \d$/.test(value) ? value : undefined;
+}
+
+describe("monitoring in Chromium while Sentry is down", () => {
+  let ingest: FakeIngest;
+  let server: DevServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    ingest = await FakeIngest.start();
+    [server, browser] = await startTogether([
+      // Spool retries from 1 s (wrangler.toml says 10), so that an outage's backlog drains within a test.
+      startWranglerDev({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: ENVIRONMENT, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_SPOOL_RETRY_SECONDS: "1" }),
+      launchChromium(),
+    ]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await ingest?.stop();
+  });
+
+  it("loses nothing: the page is answered 202, and each error reaches Sentry once it is back, as the browser sent it", async () => {
+    let refused = 0;
+    ingest.respondWith((request, response, body) => {
+      if (request.url?.startsWith("/api/") && body.includes("outage error")) {
+        refused += 1;
+        response.writeHead(503, { "content-type": "text/plain" });
+        response.end("down");
+        return;
+      }
+      answerWithCors(request, response, body);
+    });
+    const page = await newVisitor(browser);
+    const sent = new Map<string, { body: Buffer; status?: number }>();
+    page.on("response", (answer) => {
+      const error = outageErrorOf(answer.request().postDataBuffer());
+      if (error) sent.set(error, { body: answer.request().postDataBuffer()!, status: answer.status() });
+    });
+    await openApp(page, `${server.origin}/sentry-example-page`);
+    for (const index of [1, 2, 3]) await throwUncaught(page, `outage error ${index}`);
+    await eventually(() => refused >= 3 && sent.size === 3, 15_000, { saw: () => ({ refused, sent: [...sent.keys()] }) });
+    // Stored, not lost: the tunnel answered 202 for each, and said so in its log.
+    expect([...sent.values()].map(({ status }) => status)).toEqual([202, 202, 202]);
+    expect(server.output().match(/"outcome":"spooled"/g)?.length).toBeGreaterThanOrEqual(3);
+
+    // Sentry is back: each arrives, once, its items the bytes the browser posted; only `sent_at`
+    // in its header has moved, by the time the spool held it.
+    ingest.respondWith(answerWithCors);
+    const recovery = ingest.deliveries.length;
+    const arrivals = (error: string) => ingest.deliveries.slice(recovery).filter((delivery) => outageErrorOf(delivery.body) === error);
+    await eventually(() => [1, 2, 3].every((index) => arrivals(`outage error ${index}`).length > 0), 45_000);
+    for (const [error, { body }] of sent) {
+      const [arrived, ...again] = arrivals(error);
+      expect(again, error).toEqual([]);
+      expect(arrived!.url).toBe("/api/4502/envelope/?hsts=0");
+      expect(besidesSentAt(arrived!.body)).toEqual(besidesSentAt(body));
+    }
     await page.close();
   });
 });

@@ -1,8 +1,8 @@
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { launchChromium } from "../support/chromium";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { FakeIngest } from "../support/fake-ingest";
 import { startTogether } from "../support/start-together";
 import { APP_DSN } from "../support/worker";

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 
 import { eventually } from "@edge-monitoring/tunnel/testing";
+
 import { root } from "./workerd";
 
 export interface RunningScript {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { eventually } from "@edge-monitoring/tunnel/testing";
+
 import { freePort } from "./http";
 import { root } from "./workerd";
 

@@ -1,9 +1,9 @@
 import { deflateSync, gzipSync } from "node:zlib";
 
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { buildEnvelope } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { stalledUpload } from "../support/http";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { peakRss } from "../support/process-memory";

@@ -1,9 +1,9 @@
 import { readdirSync } from "node:fs";
 
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { payloads, received } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { APP_ROUTE, APP_DSN } from "../support/worker";
 import { root } from "../support/workerd";

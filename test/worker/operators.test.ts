@@ -1,8 +1,8 @@
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { describe, expect, it } from "vitest";
 
 import { SPOOL_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
 import { buildEnvelope, payloads, received } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { answerOk } from "../support/fake-ingest";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { APP_ROUTE } from "../support/worker";

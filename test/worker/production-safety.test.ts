@@ -1,8 +1,8 @@
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { RELEASE } from "../../app/release.generated";
 import { buildEnvelope, payloads, received } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { FakeIngest } from "../support/fake-ingest";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { APP_ROUTE, APP_TUNNEL } from "../support/worker";

@@ -1,6 +1,6 @@
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { FakeIngest } from "../support/fake-ingest";
 import { ModelQueue } from "../support/queue-model";
 import { startFixture, type Workerd } from "../support/workerd";

@@ -1,9 +1,8 @@
-import { FOREIGN_TEST_DSN } from "@edge-monitoring/tunnel/testing";
+import { eventually, FOREIGN_TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import { getTunnelPath } from "sentry-core-11";
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { buildEnvelope } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { APP_DSN, APP_ROUTE, APP_TUNNEL, startWorker } from "../support/worker";
 

@@ -1,9 +1,9 @@
 import { gunzipSync, gzipSync } from "node:zlib";
 
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 
 import { besidesSentAt, buildEnvelope, parseEnvelope } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { answerOk, type FakeIngest } from "../support/fake-ingest";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { APP_TUNNEL } from "../support/worker";

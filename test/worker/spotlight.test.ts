@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { freePort } from "../support/http";
 import { APP_TUNNEL, APP_DSN, startWorker, type RunningWorker } from "../support/worker";
 import { root } from "../support/workerd";

@@ -1,7 +1,7 @@
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { buildEnvelope, payloads, received } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { FakeIngest } from "../support/fake-ingest";
 import { stalledUpload } from "../support/http";
 import { useIngestAndWorker } from "../support/ingest-and-worker";

@@ -1,9 +1,9 @@
 import { request as httpRequest } from "node:http";
 
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { buildEnvelope } from "../support/envelopes";
-import { eventually } from "@edge-monitoring/tunnel/testing";
 import { FakeIngest } from "../support/fake-ingest";
 import { freePort } from "../support/http";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
