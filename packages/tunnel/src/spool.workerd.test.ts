@@ -408,9 +408,13 @@ describe("the spool's bounds", () => {
 
 describe("the breaker, fair to Sentry and to clients", () => {
   it("lets no slow client open the breaker: a body whose last byte comes just before the deadline is answered live, once", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES }, { TUNNEL_SPOOL_BUCKET: bucket });
-    // Sentry takes 300 ms: an envelope whose body ends 100 ms before the deadline needs its share after it.
-    tunnel.sentry.answer = () => new Promise((resolve) => setTimeout(() => resolve(Response.json(SENTRY_OK)), 300));
+    // A 4 s deadline gives Sentry 2 s after the body's last byte. The bodies end some 2.6 s in,
+    // and Sentry answers after the deadline itself, 4.3 s in: only that share lets the answer be
+    // live. The margins (1.4 s for a body late to end, 0.3 s for an answer late to come) keep the
+    // verdict out of a loaded machine's timer delays, which the old 1.4 s in 1.5 s did not.
+    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "4000", ...FAST_RETRIES }, { TUNNEL_SPOOL_BUCKET: bucket });
+    const posted = Date.now();
+    tunnel.sentry.answer = () => new Promise((resolve) => setTimeout(() => resolve(Response.json(SENTRY_OK)), posted + 4_300 - Date.now()));
     const trickled = async () => {
       const { id, body: whole } = envelope();
       let push!: (chunk: Uint8Array | null) => void;
@@ -421,7 +425,7 @@ describe("the breaker, fair to Sentry and to clients", () => {
       });
       const answer = tunnel.post(body, { "content-length": String(whole.byteLength) });
       push(whole.subarray(0, 50));
-      await new Promise((resolve) => setTimeout(resolve, 1_400));
+      await new Promise((resolve) => setTimeout(resolve, posted + 2_600 - Date.now()));
       push(whole.subarray(50));
       push(null);
       return { id, response: await answer };
