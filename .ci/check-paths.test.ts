@@ -4,7 +4,7 @@ import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { missingPaths, namedPaths } from "./check-paths.ts";
+import { DATED, missingPaths, namedPaths } from "./check-paths.ts";
 
 describe("the paths the docs and comments name", () => {
   it("reads a path in prose, in code, and as a glob's fixed part, and no URL's path", () => {
@@ -31,5 +31,10 @@ describe("the paths the docs and comments name", () => {
     writeFileSync(join(root, "lib/kept.ts"), "// lib/kept.ts names itself\n");
     writeFileSync(join(root, "README.md"), "`lib/kept.ts` and `lib/moved.ts`\n");
     expect(missingPaths(root, ["README.md", "lib/kept.ts"], ["lib"])).toEqual([{ path: "lib/moved.ts", at: "README.md:1" }]);
+  });
+
+  it("leaves a decision record the paths of its day, and holds every other doc to today's", () => {
+    expect(["docs/decisions/012-the-tunnels-house.md", "docs/decisions/030-operators-see-the-tunnel.md"].every((file) => DATED.test(file))).toBe(true);
+    expect(["docs/operating.md", "README.md", "packages/tunnel/README.md", "docs/decisions.md"].some((file) => DATED.test(file))).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 // Every repository path the docs and the code's comments name must exist: a file moved or renamed
-// leaves no word behind that sends a reader to nothing. `npm run typecheck` runs it; run alone, it
+// leaves no word behind that sends a reader to nothing. Decision records are dated, and keep theirs. `npm run typecheck` runs it; run alone, it
 // lists each path named that is not there, with where it is named, and exits 1 if there is one.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -11,6 +11,12 @@ const FOLDERS = ["app", "worker", "test", "scripts", "docs", ".ci", "public", "p
 
 /** Text that names paths: docs, code and the project's own configuration. */
 const NAMING_FILES = /(\.md|\.tsx?|\.m?js|\.cjs|\.toml|\/run|\.example)$/;
+
+/**
+ * Dated documents, which keep the text of their day: a decision record names the paths it was
+ * made about, and is superseded by a newer one rather than rewritten when they move.
+ */
+export const DATED = /^docs\/decisions\//;
 
 interface Named {
   path: string;
@@ -70,7 +76,7 @@ function ignoredByGit(root: string, paths: readonly string[]): string[] {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = fileURLToPath(new URL("..", import.meta.url));
   const tracked = execFileSync("git", ["ls-files"], { cwd: root, encoding: "utf8" }).split("\n");
-  const missing = missingPaths(root, tracked.filter((file) => NAMING_FILES.test(file) && existsSync(join(root, file))));
+  const missing = missingPaths(root, tracked.filter((file) => NAMING_FILES.test(file) && !DATED.test(file) && existsSync(join(root, file))));
   for (const { path, at } of missing) console.error(`${at}: names ${path}, which is not in the repository`);
   if (missing.length > 0) process.exit(1);
   console.log("paths: every repository path named in the docs and the code exists");

@@ -219,7 +219,6 @@ describe("another site's page cannot spend a visitor's share (decision 028)", ()
       }
     }
     expect(fired).toBeGreaterThan(SHARE.limit);
-    const windows = windowsTouched(startedAt, Date.now());
 
     // The visitor's own: an envelope, a CSP report, and a page view from the address bar.
     const own = { ...visitor, origin: worker.origin, "sec-fetch-site": "same-origin", "sec-fetch-mode": "cors", "sec-fetch-dest": "empty" };
@@ -240,23 +239,32 @@ describe("another site's page cannot spend a visitor's share (decision 028)", ()
     // Nothing another site's page loaded was reported on the visitor's account.
     expect(pageViews().filter((url) => !url.includes(marker))).toEqual([]);
 
-    // A bounded record: one tunnel line per reason and window for this client, however many it was sent.
+    // A bounded record: one tunnel line per reason and window for this client, however many it was
+    // sent. The windows are those until now: what a window held is written in a later one, with
+    // the isolate's next request (seen on a loaded machine, where the waits above spanned more).
+    const windows = windowsTouched(startedAt, Date.now());
     const reasons = new Set(worker.logLines<{ reason: string }>("tunnel").map((line) => line.reason));
     expect(worker.logLines("tunnel").length).toBeLessThanOrEqual(reasons.size * windows + 2);
   });
 
   it("writes a bounded number of lines for 300 refusals from one client: one per reason and window", async () => {
-    const logged = worker.logLines("tunnel").length;
-    const startedAt = Date.now();
-    const stranger = { "cf-connecting-ip": "203.0.113.51" };
-    const statuses = await hammer(300, () => worker.fetch(APP_ROUTE, { headers: stranger }));
-    expect(new Set(statuses)).toEqual(new Set([405]));
-    const windows = windowsTouched(startedAt, Date.now());
-    await eventually(() => worker.logLines("tunnel").length > logged);
-    const lines = worker.logLines<{ reason: string; repeats: number }>("tunnel").slice(logged);
-    console.log(`300 refusals from one client over ${windows} window(s): ${lines.length} line(s)`);
-    expect(lines.length).toBeLessThanOrEqual(windows);
-    expect(lines.every((line) => line.reason === "method_not_allowed")).toBe(true);
+    // A Worker of its own: the one above would write, in a later window, what the other clients'
+    // refusals held before this test began, among this client's lines.
+    const alone = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin });
+    try {
+      const startedAt = Date.now();
+      const stranger = { "cf-connecting-ip": "203.0.113.51" };
+      const statuses = await hammer(300, () => alone.fetch(APP_ROUTE, { headers: stranger }));
+      expect(new Set(statuses)).toEqual(new Set([405]));
+      const windows = windowsTouched(startedAt, Date.now());
+      await eventually(() => alone.logLines("tunnel").length > 0);
+      const lines = alone.logLines<{ reason: string; repeats: number }>("tunnel");
+      console.log(`300 refusals from one client over ${windows} window(s): ${lines.length} line(s)`);
+      expect(lines.length).toBeLessThanOrEqual(windows);
+      expect(lines.every((line) => line.reason === "method_not_allowed")).toBe(true);
+    } finally {
+      await alone.dispose();
+    }
   });
 });
 

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+
 import { describe, expect, it } from "vitest";
 
 import { readTunnelSettings, type TunnelVariables } from "./settings.ts";
@@ -67,5 +69,27 @@ describe("readTunnelSettings: the host's paths", () => {
   it("takes a root catch-all, pages beside the original route, and a pattern whose one value the tunnel takes", () => {
     const hostPaths = ["/*", "/monitor", "/monitoring-help", "/build/*", "/:section/:page"];
     expect(readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/k7q2x9/a/b", TUNNEL_SENTRY_PATHS: "off" }, { hostPaths }).hostPaths).toEqual(hostPaths);
+  });
+});
+
+describe("readTunnelSettings: the defaults, written once in the README", () => {
+  /** Where the settings keep each variable that has a number for its default. */
+  const READ_AS: Record<string, (settings: ReturnType<typeof readTunnelSettings>) => number> = {
+    TUNNEL_MAX_ENVELOPE_BYTES: (settings) => settings.maxEnvelopeBytes,
+    TUNNEL_TIMEOUT_MS: (settings) => settings.timeoutMs,
+    TUNNEL_RATE_LIMIT_PERIOD_SECONDS: (settings) => settings.rateLimitPeriodSeconds,
+    TUNNEL_SPOOL_RETRY_SECONDS: (settings) => settings.spoolRetrySeconds,
+    TUNNEL_SPOOL_MAX_AGE_SECONDS: (settings) => settings.spoolMaxAgeSeconds,
+    TUNNEL_SPOOL_MAX_RETRIES: (settings) => settings.spoolMaxRetries,
+  };
+
+  it("reads an empty environment as the README's table of variables says", () => {
+    const readme = readFileSync(`${import.meta.dirname}/../README.md`, "utf8");
+    const documented = Object.fromEntries([...readme.matchAll(/^\| `(TUNNEL_[A-Z_]+)` \| `(\d+)`/gm)].map(([, name, value]) => [name, Number(value)]));
+    const read = readTunnelSettings({});
+    expect(Object.keys(documented).sort()).toEqual(Object.keys(READ_AS).sort());
+    for (const [name, readAs] of Object.entries(READ_AS)) expect(readAs(read), name).toBe(documented[name]);
+    // The spool's queues, named in one row.
+    expect(readme).toContain(`| \`TUNNEL_SPOOL_QUEUE_NAME\`, \`TUNNEL_DEAD_LETTER_QUEUE_NAME\` | \`${read.spoolQueue}\`, \`${read.deadLetterQueue}\` |`);
   });
 });
