@@ -17,8 +17,8 @@ const env = { ...process.env, PATH: `${join(root, "node_modules/.bin")}:${proces
 const rootPackage = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { devDependencies: Record<string, string>; dependencies: Record<string, string> };
 
 /** What an adopter writes against the package: every export of both entries, in a Worker's shape. */
-const CONSUMER = `import { ConfigError, createTunnelWorker, isTunnelPathSpelling, projectOf, readTunnelSettings, RepeatedLines, reportPathOf, TUNNEL_PATH, tunnelUrlFor, upstreamUrlFor, variableReader } from "@edge-monitoring/tunnel";
-import type { AppFacts, LogLine, ProjectIdentity, SpoolHeartbeatLine, SpoolStats, TunnelBindings, TunnelDescription, TunnelRuntime, TunnelSettings, TunnelVariables } from "@edge-monitoring/tunnel";
+const CONSUMER = `import { ConfigError, createTunnel, createTunnelWorker, isTunnelPathSpelling, projectOf, readTunnelSettings, RepeatedLines, reportPathOf, TUNNEL_PATH, tunnelUrlFor, upstreamUrlFor, variableReader } from "@edge-monitoring/tunnel";
+import type { AppFacts, LogLine, ProjectIdentity, SpoolHeartbeatLine, SpoolStats, TunnelBindings, TunnelDescription, TunnelOptions, TunnelRuntime, TunnelSettings, TunnelVariables } from "@edge-monitoring/tunnel";
 import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "@edge-monitoring/tunnel/testing";
 import { tunnelMiddleware } from "@edge-monitoring/tunnel/hono";
 import { Hono } from "hono";
@@ -35,6 +35,8 @@ const code: TunnelAnswerCode = "not_found";
 const lines = new RepeatedLines<{ event: string }>(10, (line) => console.log(line.repeats));
 const read = variableReader({ A: "1" });
 const description: TunnelDescription = tunnel.describe();
+const options: TunnelOptions = { dsn: variables.SENTRY_DSN as string, limiter: "off", spool: { queue: { send: async () => {} }, queueName: "staging-spool" } };
+export const staging = createTunnel(options, runtime);
 export const app = new Hono().use(tunnelMiddleware(tunnel));
 
 export default {

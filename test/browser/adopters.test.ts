@@ -65,6 +65,7 @@ max_batch_timeout = 1
 const ADOPTERS = [
   { name: "plain", entry: readmeBlock("A plain Worker", "ts"), dependencies: {} },
   { name: "hono", entry: readmeBlock("A Hono app", "ts"), dependencies: { hono: rootPackage.devDependencies["hono"]! } },
+  { name: "typed-options", entry: readmeBlock("A Worker with typed options", "ts"), dependencies: {} },
 ];
 
 /**

@@ -4,6 +4,7 @@
  * nothing else of the package can be imported (its `exports`).
  */
 export { createTunnelWorker, type TunnelWorker } from "./worker.ts";
+export { createTunnel, type TunnelOptions } from "./options.ts";
 export { readTunnelSettings, tunnelUrlFor, type AppFacts, type TunnelSettings, type TunnelVariables } from "./settings.ts";
 export type { TunnelBindings, TunnelRuntime } from "./bindings.ts";
 export { ConfigError, variableReader } from "./shared/variables.ts";

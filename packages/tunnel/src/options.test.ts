@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+
+import { createTunnel } from "./options.ts";
+import { ConfigError } from "./shared/variables.ts";
+import type { SpooledEnvelope } from "./spool/store.ts";
+import { envelope, EVERY_CLIENT, OTHER_TEST_DSN, StubSentry, TEST_DSN } from "./testing.ts";
+
+const APP = "https://app.example.com";
+
+function post(tunnel: { handle(request: Request): Promise<Response | undefined> }, path: string, dsn: string) {
+  const { body } = envelope({ dsn });
+  return tunnel.handle(new Request(`${APP}${path}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } }));
+}
+
+/** What a call of `createTunnel` refused, as the option it names and what it says. */
+function refusal(create: () => unknown): { variable: string; message: string } | undefined {
+  try {
+    create();
+  } catch (error) {
+    if (error instanceof ConfigError) return { variable: error.variable, message: error.message };
+    throw error;
+  }
+  return undefined;
+}
+
+describe("createTunnel: the tunnel from typed options and binding objects", () => {
+  it("runs two tunnels in one Worker, each with its own route, DSN, limiter and spool queue", async () => {
+    const sentry = new StubSentry();
+    const stored: Record<"production" | "staging", SpooledEnvelope[]> = { production: [], staging: [] };
+    const spoolOf = (name: "production" | "staging") => ({
+      queue: { send: async (message: SpooledEnvelope) => void stored[name].push(message) },
+      clientBudget: EVERY_CLIENT,
+      totalBudget: EVERY_CLIENT,
+      queueName: `${name}-spool`,
+      deadLetterQueueName: `${name}-spool-dead`,
+    });
+    const runtime = { fetch: sentry.fetch, log: () => {} };
+    const production = createTunnel({ dsn: TEST_DSN, route: "/k7q2x9", limiter: EVERY_CLIENT, spool: spoolOf("production") }, runtime);
+    const staging = createTunnel({ dsn: OTHER_TEST_DSN, route: "/a3f8c1", limiter: EVERY_CLIENT, spool: spoolOf("staging") }, runtime);
+
+    expect((await post(production, "/k7q2x9", TEST_DSN))?.status).toBe(200);
+    expect((await post(staging, "/a3f8c1", OTHER_TEST_DSN))?.status).toBe(200);
+    expect(sentry.took.map((took) => new URL(took.url).pathname)).toEqual(["/api/4502/envelope/", "/api/4503/envelope/"]);
+    // Neither answers the other's route, nor forwards the other's DSN.
+    expect(await post(production, "/a3f8c1", OTHER_TEST_DSN)).toBeUndefined();
+    expect((await post(production, "/k7q2x9", OTHER_TEST_DSN))?.status).toBe(403);
+    // Each takes its own queues' batches only.
+    expect([production.handlesQueue("production-spool"), production.handlesQueue("staging-spool"), staging.handlesQueue("staging-spool-dead")]).toEqual([true, false, true]);
+
+    // Sentry down: each stores in its own queue.
+    sentry.answer = () => new Response("down", { status: 503 });
+    expect((await post(staging, "/a3f8c1", OTHER_TEST_DSN))?.status).toBe(202);
+    expect([stored.production.length, stored.staging.length]).toEqual([0, 1]);
+  });
+
+  it("reads the Worker's variables first, and lets an option override one", async () => {
+    const sentry = new StubSentry();
+    const tunnel = createTunnel({ variables: { SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/k7q2x9", TUNNEL_UPSTREAM_ORIGIN: "http://127.0.0.1:9" }, route: "/a3f8c1", limiter: EVERY_CLIENT }, { fetch: sentry.fetch, log: () => {} });
+    expect(tunnel.describe().pages_post_to).toBe("/a3f8c1");
+    expect((await post(tunnel, "/a3f8c1", TEST_DSN))?.status).toBe(200);
+    expect(sentry.took.map((took) => took.url)).toEqual(["http://127.0.0.1:9/api/4502/envelope/?hsts=0"]);
+  });
+
+  it("says what it describes from the options, its bindings as bound", () => {
+    const tunnel = createTunnel({ dsn: TEST_DSN, limiter: "off", logForwarded: true });
+    expect(tunnel.describe()).toMatchObject({
+      rate_limiter: expect.stringMatching(/^off/),
+      spool: expect.stringMatching(/^off/),
+      forwarded_lines: expect.stringMatching(/^on: every envelope Sentry took is logged too/),
+    });
+  });
+
+  it("names the option, not a Worker variable, when one is wrong or a limit is left out", () => {
+    expect(refusal(() => createTunnel({ dsn: TEST_DSN, route: "/build/x", hostPaths: ["/build/*"], limiter: EVERY_CLIENT }))).toEqual({
+      variable: "route",
+      message: 'route would shadow /build/*, which the app serves, got "/build/x"',
+    });
+    expect(refusal(() => createTunnel({ dsn: "not a dsn", limiter: EVERY_CLIENT }))).toMatchObject({ variable: "dsn" });
+    expect(refusal(() => createTunnel({ dsn: TEST_DSN, timeoutMs: -5, limiter: EVERY_CLIENT }))).toMatchObject({ variable: "timeoutMs" });
+    expect(refusal(() => createTunnel({ dsn: TEST_DSN, limiter: EVERY_CLIENT, spool: { queue: { send: async () => {} } } }))).toMatchObject({
+      variable: "spool.clientBudget",
+      message: expect.stringMatching(/^spool\.clientBudget is not bound/),
+    });
+  });
+});

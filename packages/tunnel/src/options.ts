@@ -1,0 +1,151 @@
+import type { TunnelBindings, TunnelRuntime } from "./bindings.ts";
+import { readTunnelSettings, type TunnelVariables } from "./settings.ts";
+import { ConfigError } from "./shared/variables.ts";
+import type { SpoolQueue } from "./spool/store.ts";
+import { createTunnelWorker, type TunnelWorker } from "./worker.ts";
+
+/** A Workers Rate Limiting binding, or anything that answers as one. */
+type Limiter = Pick<RateLimit, "limit">;
+
+/**
+ * The tunnel configured in code: each setting typed, each binding an object, under any name and
+ * as many times as a Worker likes (two tunnels, a staging spool beside production's). The
+ * defaults are those of the Worker variables the README lists; a bad value throws a
+ * `ConfigError` naming the option.
+ */
+export interface TunnelOptions {
+  /**
+   * Worker variables to read first (`env` will do), as `readTunnelSettings` reads them: the options
+   * below override each. For settings kept in `wrangler.toml`, `.dev.vars` and `--var`.
+   */
+  variables?: TunnelVariables;
+  /** Your own public DSN: always allowed, the default route is derived from it, and CSP reports and the spool's client reports go to its project. */
+  dsn?: string;
+  /** Further DSNs forwarded for; self-hosted ones too. */
+  allowedDsns?: readonly string[];
+  /** Browser origins allowed besides the request's own; they also get CORS. */
+  allowedOrigins?: readonly string[];
+  /** Where pages post, with no query; derived from `dsn` by default. */
+  route?: string;
+  /** Earlier routes still served, for pages loaded before a change of `route`. */
+  retiredRoutes?: readonly string[];
+  /** Whether the paths Sentry's own SDK posts to with `tunnel: true` are served (by default, yes). */
+  sentryPaths?: boolean;
+  /** The paths your app serves itself (`/shop/:item`, `/build/*`): no route may shadow one. */
+  hostPaths?: readonly string[];
+  /** The environment and release CSP reports are filed under. */
+  environment?: string;
+  release?: string;
+  maxEnvelopeBytes?: number;
+  /** The whole exchange, from a request's arrival to the answer. */
+  timeoutMs?: number;
+  /** The per-client limiter, or `"off"` to run without any limit on purpose. */
+  limiter: Limiter | "off";
+  /** The limiter's period: the `Retry-After` of a limited envelope. */
+  limiterPeriodSeconds?: number;
+  /** One data point per request and spool outcome. */
+  analytics?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
+  /** Whether an envelope Sentry took gets a log line too (by default its data point counts it). */
+  logForwarded?: boolean;
+  /** Where envelopes Sentry cannot take now are kept. */
+  spool?: {
+    queue: SpoolQueue;
+    /** Bodies too large for a queue message. */
+    bucket?: R2Bucket;
+    /** What one client, and everyone, may store a minute; required unless `limiter` is `"off"`. */
+    clientBudget?: Limiter;
+    totalBudget?: Limiter;
+    /** The queue's and the dead-letter queue's names, as `wrangler.toml` gives them: `queue()` takes their batches. */
+    queueName?: string;
+    deadLetterQueueName?: string;
+    maxRetries?: number;
+    retrySeconds?: number;
+    maxAgeSeconds?: number;
+  };
+  /** Development and tests only: replaces scheme, host and port of every upstream URL. */
+  upstreamOrigin?: string;
+}
+
+/** Each Worker variable the options stand for, by the option's name, for what a refusal says. */
+const OPTION_OF: Record<string, string> = {
+  SENTRY_DSN: "dsn",
+  SENTRY_ENVIRONMENT: "environment",
+  TUNNEL_ALLOWED_DSNS: "allowedDsns",
+  TUNNEL_ALLOWED_ORIGINS: "allowedOrigins",
+  TUNNEL_ROUTE: "route",
+  TUNNEL_RETIRED_ROUTES: "retiredRoutes",
+  TUNNEL_SENTRY_PATHS: "sentryPaths",
+  TUNNEL_MAX_ENVELOPE_BYTES: "maxEnvelopeBytes",
+  TUNNEL_TIMEOUT_MS: "timeoutMs",
+  TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "limiterPeriodSeconds",
+  TUNNEL_RATE_LIMITING: "limiter",
+  TUNNEL_RATE_LIMITER: "limiter",
+  TUNNEL_LOG_FORWARDED: "logForwarded",
+  TUNNEL_SPOOL_QUEUE_NAME: "spool.queueName",
+  TUNNEL_DEAD_LETTER_QUEUE_NAME: "spool.deadLetterQueueName",
+  TUNNEL_SPOOL_MAX_RETRIES: "spool.maxRetries",
+  TUNNEL_SPOOL_RETRY_SECONDS: "spool.retrySeconds",
+  TUNNEL_SPOOL_MAX_AGE_SECONDS: "spool.maxAgeSeconds",
+  TUNNEL_SPOOL_CLIENT_BUDGET: "spool.clientBudget",
+  TUNNEL_SPOOL_TOTAL_BUDGET: "spool.totalBudget",
+  TUNNEL_UPSTREAM_ORIGIN: "upstreamOrigin",
+};
+
+const text = (value: string | number | boolean | readonly string[] | undefined, onOff = false): string | undefined => {
+  if (value === undefined) return undefined;
+  if (typeof value === "boolean") return onOff ? (value ? "on" : "off") : String(value);
+  return typeof value === "object" ? value.join(",") : String(value);
+};
+
+/** The options as the one reader of the tunnel's settings takes them: its variables, and its bindings. */
+function asVariablesAndBindings(options: TunnelOptions): { variables: TunnelVariables; bindings: TunnelBindings } {
+  const { spool } = options;
+  const entries: [keyof TunnelVariables, string | undefined][] = [
+    ["SENTRY_DSN", options.dsn],
+    ["SENTRY_ENVIRONMENT", options.environment],
+    ["TUNNEL_ALLOWED_DSNS", text(options.allowedDsns)],
+    ["TUNNEL_ALLOWED_ORIGINS", text(options.allowedOrigins)],
+    ["TUNNEL_ROUTE", options.route],
+    ["TUNNEL_RETIRED_ROUTES", text(options.retiredRoutes)],
+    ["TUNNEL_SENTRY_PATHS", text(options.sentryPaths, true)],
+    ["TUNNEL_MAX_ENVELOPE_BYTES", text(options.maxEnvelopeBytes)],
+    ["TUNNEL_TIMEOUT_MS", text(options.timeoutMs)],
+    ["TUNNEL_RATE_LIMIT_PERIOD_SECONDS", text(options.limiterPeriodSeconds)],
+    ["TUNNEL_RATE_LIMITING", options.limiter === "off" ? "off" : undefined],
+    ["TUNNEL_LOG_FORWARDED", text(options.logForwarded, true)],
+    ["TUNNEL_SPOOL_QUEUE_NAME", spool?.queueName],
+    ["TUNNEL_DEAD_LETTER_QUEUE_NAME", spool?.deadLetterQueueName],
+    ["TUNNEL_SPOOL_MAX_RETRIES", text(spool?.maxRetries)],
+    ["TUNNEL_SPOOL_RETRY_SECONDS", text(spool?.retrySeconds)],
+    ["TUNNEL_SPOOL_MAX_AGE_SECONDS", text(spool?.maxAgeSeconds)],
+    ["TUNNEL_UPSTREAM_ORIGIN", options.upstreamOrigin],
+  ];
+  const variables = { ...options.variables, ...(Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as TunnelVariables) };
+  const bound: Partial<Record<keyof TunnelBindings, unknown>> = {
+    TUNNEL_RATE_LIMITER: options.limiter === "off" ? undefined : options.limiter,
+    TUNNEL_ANALYTICS: options.analytics,
+    TUNNEL_SPOOL: spool?.queue,
+    TUNNEL_SPOOL_BUCKET: spool?.bucket,
+    TUNNEL_SPOOL_CLIENT_BUDGET: spool?.clientBudget,
+    TUNNEL_SPOOL_TOTAL_BUDGET: spool?.totalBudget,
+  };
+  const bindings = Object.fromEntries(Object.entries(bound).filter(([, binding]) => binding !== undefined)) as TunnelBindings;
+  return { variables, bindings };
+}
+
+/**
+ * Builds the tunnel and its spool once, from typed options: call it once per isolate, once per
+ * tunnel. The same tunnel as `createTunnelWorker(readTunnelSettings(env), env)` builds from a
+ * Worker's variables and its bindings of fixed names.
+ */
+export function createTunnel(options: TunnelOptions, runtime: TunnelRuntime = {}): TunnelWorker {
+  const { variables, bindings } = asVariablesAndBindings(options);
+  try {
+    const settings = readTunnelSettings(variables, { hostPaths: options.hostPaths ?? [], ...(options.release === undefined ? {} : { release: options.release }) });
+    return createTunnelWorker(settings, bindings, runtime);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const option = OPTION_OF[error.variable] ?? error.variable;
+    throw new ConfigError(option, error.message.slice(error.variable.length + 1));
+  }
+}
