@@ -17,13 +17,25 @@ const below: Record<string, string> = {
   spool: "spool|upstream|envelope|request|shared",
 };
 
-const layers: IForbiddenRuleType[] = Object.entries(below).map(([folder, allowed]) => ({
-  name: `tunnel-${folder}-imports-down`,
-  comment: `${SOURCE}/${folder}/ may import only ${allowed.split("|").join(", ")}: nothing above it, and never the tunnel's root.`,
-  severity: "error",
-  from: { path: `^${SOURCE}/${folder}/` },
-  to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/(${allowed})/` },
-}));
+/** A test below the root may also use the harness every test of a Worker uses (`testing.ts`), and nothing else above it. */
+const TEST = "\\.(workerd\\.)?test\\.ts$";
+
+const layers: IForbiddenRuleType[] = Object.entries(below).flatMap(([folder, allowed]): IForbiddenRuleType[] => [
+  {
+    name: `tunnel-${folder}-imports-down`,
+    comment: `${SOURCE}/${folder}/ may import only ${allowed.split("|").join(", ")}: nothing above it, and never the tunnel's root.`,
+    severity: "error",
+    from: { path: `^${SOURCE}/${folder}/`, pathNot: TEST },
+    to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/(${allowed})/` },
+  },
+  {
+    name: `tunnel-${folder}-tests-import-down`,
+    comment: `A test in ${SOURCE}/${folder}/ may import ${allowed.split("|").join(", ")} and the test harness, testing.ts.`,
+    severity: "error",
+    from: { path: `^${SOURCE}/${folder}/.*${TEST}` },
+    to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/((${allowed})/|testing\\.ts$)` },
+  },
+]);
 
 const configuration: IConfiguration = {
   forbidden: [

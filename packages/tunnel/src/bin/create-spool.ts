@@ -3,13 +3,31 @@
 // README's wrangler.toml binds for the spool: both queues, keeping a message at most a day, the
 // bucket, and the bucket's lifecycle rule that deletes anything the spool left behind after two
 // days. It runs the project's own wrangler, logged in. What exists already is left as it is.
+// `--queue`, `--dead-letter-queue` and `--bucket` name another spool (a staging Worker's beside
+// production's in one account); give the Worker the same names (`TUNNEL_SPOOL_QUEUE_NAME`,
+// `TUNNEL_DEAD_LETTER_QUEUE_NAME`, or `createTunnel`'s `spool.queueName` and `deadLetterQueueName`).
 import { spawnSync } from "node:child_process";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({
+  options: { queue: { type: "string", default: "tunnel-spool" }, "dead-letter-queue": { type: "string", default: "tunnel-spool-dead" }, bucket: { type: "string", default: "tunnel-spool" } },
+  strict: true,
+});
+/** Cloudflare's rule for a queue's and a bucket's name: lowercase letters, digits and dashes. */
+const NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+for (const [option, name] of Object.entries(values)) {
+  if (!NAME.test(name)) {
+    console.error(`--${option} must be lowercase letters, digits and dashes, got "${name}"`);
+    process.exit(2);
+  }
+}
+const { queue, "dead-letter-queue": deadLetterQueue, bucket } = values;
 
 const steps = [
-  ["queues", "create", "tunnel-spool", "--message-retention-period-secs", "86400"],
-  ["queues", "create", "tunnel-spool-dead", "--message-retention-period-secs", "86400"],
-  ["r2", "bucket", "create", "tunnel-spool"],
-  ["r2", "bucket", "lifecycle", "add", "tunnel-spool", "spool-backstop", "spool/", "--expire-days", "2", "--force"],
+  ["queues", "create", queue, "--message-retention-period-secs", "86400"],
+  ["queues", "create", deadLetterQueue, "--message-retention-period-secs", "86400"],
+  ["r2", "bucket", "create", bucket],
+  ["r2", "bucket", "lifecycle", "add", bucket, "spool-backstop", "spool/", "--expire-days", "2", "--force"],
 ];
 
 for (const args of steps) {

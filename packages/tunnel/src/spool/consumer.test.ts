@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 
+import { StubSentry } from "../testing.ts";
 import { compileAllowList } from "../upstream/allow-list.ts";
 import type { ClientReports } from "../upstream/client-reports.ts";
 import { parseDsn } from "../upstream/dsn.ts";
@@ -24,6 +25,8 @@ function stored(overrides: Partial<SpooledEnvelope> = {}): SpooledEnvelope {
 }
 
 function runtime(answer: () => Response | Promise<Response>) {
+  const sentry = new StubSentry();
+  sentry.answer = answer;
   const counted: [string, string, readonly string[]][] = [];
   const reports: ClientReports = { count: (...args) => void counted.push(args), flush: async () => {} };
   const sent: [SpooledEnvelope, QueueSendOptions][] = [];
@@ -33,6 +36,7 @@ function runtime(answer: () => Response | Promise<Response>) {
   const lines: SpoolLine[] = [];
   const dataPoints: AnalyticsEngineDataPoint[] = [];
   return {
+    sentry,
     counted,
     sent,
     deleted,
@@ -48,7 +52,7 @@ function runtime(answer: () => Response | Promise<Response>) {
       record: createSpoolRecorder({ log: (line) => void lines.push(line), analytics: { writeDataPoint: (point) => void dataPoints.push(point!) }, stats: new SpoolStats() }),
       now: () => NOW,
       random: () => 0.5,
-      fetch: (async () => answer()) as typeof fetch,
+      fetch: sentry.fetch,
     },
   };
 }
@@ -99,14 +103,12 @@ describe("the spool's consumer, with a fake batch", () => {
   });
 
   it("delivers an envelope stored without the retired url field, to the allow-list's URL for its DSN", async () => {
-    const urls: string[] = [];
     const fakes = runtime(() => new Response("{}"));
-    fakes.value.fetch = (async (url: RequestInfo | URL) => (urls.push(String(url)), new Response("{}"))) as typeof fetch;
     const { url: _retired, ...withoutUrl } = stored();
     const delivered = message(withoutUrl);
     await consume(fakes, delivered);
     expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "delivered" }), expect.objectContaining({ event: "tunnel_spool_batch", delivered: 1, retried: 0 })]);
-    expect(urls).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
+    expect(fakes.sentry.took.map((took) => took.url)).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
   });
 
   it("acknowledges a message that is not a stored envelope, and logs it, without retrying it", async () => {
