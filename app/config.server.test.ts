@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 
 import { readTunnelSettings } from "@edge-monitoring/tunnel";
+import { TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 
 import { ConfigError, readConfig } from "./config.server";
 
-const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 
 describe("readConfig", () => {
   it("has working defaults for an empty environment", () => {
@@ -25,11 +25,11 @@ describe("readConfig", () => {
   });
 
   it("sends the Worker's own events to the development origin the tunnel's go to", () => {
-    const config = readConfig({ SENTRY_DSN: DSN, TUNNEL_UPSTREAM_ORIGIN: "http://127.0.0.1:8969" });
+    const config = readConfig({ SENTRY_DSN: TEST_DSN, TUNNEL_UPSTREAM_ORIGIN: "http://127.0.0.1:8969" });
     expect(config.sentry).toMatchObject({
-      dsn: DSN,
-      project: { org: "1", region: "us", projectId: "2" },
-      workerEnvelopeUrl: "http://127.0.0.1:8969/api/2/envelope/?hsts=0",
+      dsn: TEST_DSN,
+      project: { org: "4501", region: "us", projectId: "4502" },
+      workerEnvelopeUrl: "http://127.0.0.1:8969/api/4502/envelope/?hsts=0",
     });
   });
 

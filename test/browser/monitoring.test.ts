@@ -1,17 +1,16 @@
 import { readFileSync } from "node:fs";
 
 import { eventually, OTHER_TEST_DSN } from "@edge-monitoring/tunnel/testing";
-import type { Browser, Page, Request } from "playwright-core";
+import type { Page, Request } from "playwright-core";
 import { getTunnelPath } from "sentry-core-11";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 
-import { launchChromium, newVisitor } from "../support/chromium";
+import { newVisitor } from "../support/chromium";
 import { besidesSentAt, parseEnvelope, payloads, received, type Received } from "../support/envelopes";
-import { answerOk, FakeIngest, type IngestBehaviour } from "../support/fake-ingest";
-import { startTogether } from "../support/start-together";
+import { answerOk, type IngestBehaviour } from "../support/fake-ingest";
+import { useIngestDevAndChromium } from "../support/ingest-dev-and-chromium";
 import { APP_DSN, APP_ROUTE, APP_TUNNEL } from "../support/worker";
 import { bundleFixture } from "../support/workerd";
-import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
 interface Breadcrumb {
   category?: string;
@@ -82,30 +81,16 @@ function throwUncaught(page: Page, message: string): Promise<void> {
 }
 
 describe("monitoring in Chromium, through the tunnel", () => {
-  let ingest: FakeIngest;
-  let server: DevServer;
-  let browser: Browser;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    [server, browser] = await startTogether([
-      // Spool retries from 1 s (wrangler.toml says 10), so that an outage's backlog drains within a test.
-            // The ingest also plays a third-party API, which the page's CSP must let it call.
-      startWranglerDev({
-        SENTRY_DSN: APP_DSN,
-        SENTRY_ENVIRONMENT: ENVIRONMENT,
-        TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
-        TUNNEL_SPOOL_RETRY_SECONDS: "1",
-        CSP_CONNECT_ORIGINS: ingest.origin,
-        TUNNEL_ALLOWED_DSNS: TEAM_DSN,
-      }),
-      launchChromium(),
-    ]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await ingest?.stop();
-  });
+  // Spool retries from 1 s (wrangler.toml says 10), so that an outage's backlog drains within a test.
+  // The ingest also plays a third-party API, which the page's CSP must let it call.
+  const { ingest, server, browser } = useIngestDevAndChromium((ingest) => ({
+    SENTRY_DSN: APP_DSN,
+    SENTRY_ENVIRONMENT: ENVIRONMENT,
+    TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
+    TUNNEL_SPOOL_RETRY_SECONDS: "1",
+    CSP_CONNECT_ORIGINS: ingest.origin,
+    TUNNEL_ALLOWED_DSNS: TEAM_DSN,
+  }));
   beforeEach(() => {
     ingest.reset();
     ingest.respondWith(answerWithCors);
@@ -567,10 +552,6 @@ describe("monitoring in Chromium, through the tunnel", () => {
   });
 });
 
-/**
- * Sentry down, in a Worker of its own: after three failures the tunnel stops asking Sentry for a
- * while and stores everything, which no other test must meet.
- */
 /** The outage error an envelope's event reports (not one its breadcrumbs mention), if any. */
 function outageErrorOf(body: Buffer | null): string | undefined {
   if (!body?.includes("outage error")) return undefined;
@@ -579,23 +560,18 @@ function outageErrorOf(body: Buffer | null): string | undefined {
   return value && /^outage error \d$/.test(value) ? value : undefined;
 }
 
+/**
+ * Sentry down, in a Worker of its own: after three failures the tunnel stops asking Sentry for a
+ * while and stores everything, which no other test must meet.
+ */
 describe("monitoring in Chromium while Sentry is down", () => {
-  let ingest: FakeIngest;
-  let server: DevServer;
-  let browser: Browser;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    [server, browser] = await startTogether([
-      // Spool retries from 1 s (wrangler.toml says 10), so that an outage's backlog drains within a test.
-      startWranglerDev({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: ENVIRONMENT, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_SPOOL_RETRY_SECONDS: "1" }),
-      launchChromium(),
-    ]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await ingest?.stop();
-  });
+  // Spool retries from 1 s (wrangler.toml says 10), so that an outage's backlog drains within a test.
+  const { ingest, server, browser } = useIngestDevAndChromium((ingest) => ({
+    SENTRY_DSN: APP_DSN,
+    SENTRY_ENVIRONMENT: ENVIRONMENT,
+    TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
+    TUNNEL_SPOOL_RETRY_SECONDS: "1",
+  }));
 
   it("loses nothing: the page is answered 202, and each error reaches Sentry once it is back, as the browser sent it", async () => {
     let refused = 0;

@@ -1,12 +1,9 @@
 import { eventually } from "@edge-monitoring/tunnel/testing";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 
-import { launchChromium } from "../support/chromium";
-import { FakeIngest } from "../support/fake-ingest";
-import { startTogether } from "../support/start-together";
+import { useIngestDevAndChromium } from "../support/ingest-dev-and-chromium";
 import { APP_DSN } from "../support/worker";
-import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
 declare global {
   interface Window {
@@ -15,22 +12,8 @@ declare global {
 }
 
 describe("the pages under their Content-Security-Policy, in Chromium", () => {
-  let ingest: FakeIngest;
-  let server: DevServer;
-  let browser: Browser;
-  beforeAll(async () => {
-    ingest = await FakeIngest.start();
-    [server, browser] = await startTogether([
-      // Not development, whose policy makes room for wrangler's live reload: the nonced policy is proven here.
-      startWranglerDev({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "staging", TUNNEL_UPSTREAM_ORIGIN: ingest.origin }),
-      launchChromium(),
-    ]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await ingest?.stop();
-  });
+  // Not development, whose policy makes room for wrangler's live reload: the nonced policy is proven here.
+  const { ingest, server, browser } = useIngestDevAndChromium((ingest) => ({ SENTRY_DSN: APP_DSN, SENTRY_ENVIRONMENT: "staging", TUNNEL_UPSTREAM_ORIGIN: ingest.origin }));
 
   /** A page that records every CSP violation, as the page itself sees them and as the console says them. */
   async function watched(): Promise<{ page: Page; violations: () => Promise<string[]> }> {

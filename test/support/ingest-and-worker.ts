@@ -27,7 +27,7 @@ export function useIngestAndWorker(vars: Vars | ((ingest: FakeIngest) => Vars) =
 }
 
 /** Stands for an object made in a `beforeAll`: every property is read from it when used. */
-function startedLater<T extends object>(current: () => T | undefined, name: string): T {
+export function startedLater<T extends object>(current: () => T | undefined, name: string): T {
   return new Proxy({} as T, {
     get(_, key) {
       const target = current();

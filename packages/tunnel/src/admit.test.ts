@@ -4,11 +4,11 @@ import { admit, createGate } from "./admit.ts";
 import type { ClientLimiter } from "./request/client-limiter.ts";
 import { readTunnelSettings } from "./settings.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
+import { TEST_DSN } from "./testing.ts";
 
-const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 const APP = "https://app.example.com";
 const PARTNER = "https://partner.example.com";
-const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER });
+const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER });
 const allowList = compileAllowList(settings.allowedDsns, undefined);
 const everyClient: ClientLimiter = async () => true;
 
@@ -20,11 +20,11 @@ const request = (path: string, init: RequestInit = {}) => new Request(`${APP}${p
 
 describe("admit: what needs no body", () => {
   it.each([
-    ["another path", request("/monitoring/x?o=1&p=2&r=us"), 404, "not_found"],
-    ["a foreign origin", request("/monitoring?o=1&p=2&r=us", { headers: { origin: "https://evil.example" } }), 403, "origin_not_allowed"],
-    ["GET", request("/monitoring?o=1&p=2&r=us", { method: "GET" }), 405, "method_not_allowed"],
+    ["another path", request("/monitoring/x?o=4501&p=4502&r=us"), 404, "not_found"],
+    ["a foreign origin", request("/monitoring?o=4501&p=4502&r=us", { headers: { origin: "https://evil.example" } }), 403, "origin_not_allowed"],
+    ["GET", request("/monitoring?o=4501&p=4502&r=us", { method: "GET" }), 405, "method_not_allowed"],
     ["a malformed query", request("/monitoring?o=1&p=x"), 400, "invalid_query"],
-    ["a query naming another project", request("/monitoring?o=1&p=3&r=us"), 403, "query_not_allowed"],
+    ["a query naming another project", request("/monitoring?o=4501&p=4503&r=us"), 403, "query_not_allowed"],
   ])("refuses %s with its code", async (_, refused, status, code) => {
     const admission = await admit(refused, gateWith());
     expect(admission.admitted).toBe(false);
@@ -34,7 +34,7 @@ describe("admit: what needs no body", () => {
   });
 
   it("tells a client over its limit to wait the limiter's period, as Sentry would", async () => {
-    const admission = await admit(request("/monitoring?o=1&p=2&r=us", { headers: { "cf-connecting-ip": "203.0.113.4" } }), gateWith(async () => false));
+    const admission = await admit(request("/monitoring?o=4501&p=4502&r=us", { headers: { "cf-connecting-ip": "203.0.113.4" } }), gateWith(async () => false));
     expect(admission).toMatchObject({ admitted: false, kind: "envelope", answer: { code: "rate_limited" } });
     if (admission.admitted) return;
     expect(Object.fromEntries(admission.answer.response.headers)).toMatchObject({ "retry-after": "10", "x-sentry-rate-limits": "10::key" });
@@ -46,9 +46,9 @@ describe("admit: what needs no body", () => {
   });
 
   it("answers a partner's preflight, with an allow header that says OPTIONS to others", async () => {
-    const preflight = await admit(request("/monitoring?o=1&p=2&r=us", { method: "OPTIONS", headers: { origin: PARTNER } }), gateWith());
+    const preflight = await admit(request("/monitoring?o=4501&p=4502&r=us", { method: "OPTIONS", headers: { origin: PARTNER } }), gateWith());
     expect(preflight).toMatchObject({ admitted: false, answer: { code: null, outcome: "preflight" } });
-    const get = await admit(request("/monitoring?o=1&p=2&r=us", { method: "GET" }), gateWith());
+    const get = await admit(request("/monitoring?o=4501&p=4502&r=us", { method: "GET" }), gateWith());
     if (get.admitted) throw new Error("admitted a GET");
     expect(get.answer.response.headers.get("allow")).toBe("POST, OPTIONS");
   });
@@ -56,10 +56,10 @@ describe("admit: what needs no body", () => {
   it("admits an envelope with its query, the app's own origin or none", async () => {
     const limit = vi.fn(async () => true);
     for (const headers of [{}, { origin: APP }, { origin: PARTNER }] as Record<string, string>[]) {
-      expect(await admit(request("/monitoring?o=1&p=2&r=us", { headers }), gateWith(limit))).toEqual({
+      expect(await admit(request("/monitoring?o=4501&p=4502&r=us", { headers }), gateWith(limit))).toEqual({
         admitted: true,
         kind: "envelope",
-        query: { org: "1", project: "2", region: "us" },
+        query: { org: "4501", project: "4502", region: "us" },
       });
     }
     expect(limit).toHaveBeenCalledTimes(3);
@@ -68,9 +68,9 @@ describe("admit: what needs no body", () => {
   it("admits an envelope on the app's route with no query: the DSN alone names the project", async () => {
     expect(settings.route).toMatch(/^\/[a-z0-9]{10}$/);
     expect(await admit(request(settings.route), gateWith())).toEqual({ admitted: true, kind: "envelope", query: undefined });
-    const queried = await admit(request(`${settings.route}?o=1&p=2&r=us`), gateWith());
+    const queried = await admit(request(`${settings.route}?o=4501&p=4502&r=us`), gateWith());
     expect(queried).toMatchObject({ admitted: false, answer: { code: "invalid_query" } });
-    const retired = createGate(readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/k7q2x9", TUNNEL_RETIRED_ROUTES: "/a3f8c1" }), everyClient, allowList);
+    const retired = createGate(readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/k7q2x9", TUNNEL_RETIRED_ROUTES: "/a3f8c1" }), everyClient, allowList);
     for (const path of ["/k7q2x9", "/a3f8c1", settings.route]) expect(await admit(request(path), retired), path).toMatchObject({ admitted: true });
     expect(await admit(request("/b4e9d2"), retired)).toMatchObject({ admitted: false, answer: { code: "not_found" } });
   });
@@ -83,8 +83,8 @@ describe("admit: what needs no body", () => {
 
   it("admits a CSP report to the app's own project only when the app has one", async () => {
     const withProject = await admit(request("/monitoring/security-report"), gateWith());
-    expect(withProject).toMatchObject({ admitted: true, kind: "security_report", target: { project: { org: "1", project: "2", region: "us" } } });
-    const bare = createGate(readTunnelSettings({ TUNNEL_ALLOWED_DSNS: DSN }), everyClient, allowList);
+    expect(withProject).toMatchObject({ admitted: true, kind: "security_report", target: { project: { org: "4501", project: "4502", region: "us" } } });
+    const bare = createGate(readTunnelSettings({ TUNNEL_ALLOWED_DSNS: TEST_DSN }), everyClient, allowList);
     expect(await admit(request("/monitoring/security-report"), bare)).toMatchObject({ admitted: false, answer: { code: "not_found" } });
   });
 });

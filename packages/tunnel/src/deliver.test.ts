@@ -6,15 +6,14 @@ import { readTunnelSettings } from "./settings.ts";
 import { Deadline } from "./shared/deadline.ts";
 import { SpoolStats } from "./spool/stats.ts";
 import { NO_SPOOL, type Spool } from "./spool/store.ts";
-import { StubSentry } from "./testing.ts";
+import { StubSentry, TEST_DSN } from "./testing.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
 import { SentryLimits } from "./upstream/sentry-limits.ts";
 
-const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
-const INGEST = "https://o1.ingest.us.sentry.io/api/2/envelope/";
-const settings = readTunnelSettings({ SENTRY_DSN: DSN });
+const INGEST = "https://o4501.ingest.us.sentry.io/api/4502/envelope/";
+const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN });
 const allowList = compileAllowList(settings.allowedDsns, undefined);
-const BODY = `${JSON.stringify({ dsn: DSN })}\n{"type":"event"}\n{}\n`;
+const BODY = `${JSON.stringify({ dsn: TEST_DSN })}\n{"type":"event"}\n{}\n`;
 
 /** Sentry as the harness's stub: each request takes the next answer, a status or a network failure; then 200. */
 function sentry(...answers: (number | "unreachable")[]): StubSentry {
@@ -58,7 +57,7 @@ async function send(parts: Partial<Delivery>, body = BODY) {
     ...parts,
   };
   return async () => {
-    const request = new Request("https://app.example.com/monitoring?o=1&p=2&r=us", {
+    const request = new Request("https://app.example.com/monitoring?o=4501&p=4502&r=us", {
       method: "POST",
       body,
       headers: { "content-length": String(Buffer.byteLength(body)), "cf-connecting-ip": "203.0.113.9" },
@@ -91,7 +90,7 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     const delivered = await (await send({ fetch: sentry(status).fetch, spool, spoolStats }))();
     expect(delivered.answer).toMatchObject({ code: "spooled", outcome: "spooled" });
     expect(delivered.answer.response.status).toBe(202);
-    expect(stored).toEqual([{ dsn: DSN, url: expect.stringMatching(new RegExp(`^${INGEST}`)), body: BODY }]);
+    expect(stored).toEqual([{ dsn: TEST_DSN, url: expect.stringMatching(new RegExp(`^${INGEST}`)), body: BODY }]);
     expect(spoolStats.stored).toBe(1);
   });
 
@@ -119,7 +118,7 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     expect(held.answer.code).toBe("sentry_rate_limited");
     expect(held.answer.response.headers.get("x-sentry-rate-limits")).toMatch(/^\d+:error:key$/);
     expect(upstream.arrivals).toBe(1);
-    expect(reports.count).toHaveBeenCalledWith(DSN, "ratelimit_backoff", ["error"]);
+    expect(reports.count).toHaveBeenCalledWith(TEST_DSN, "ratelimit_backoff", ["error"]);
   });
 
   it("answers 503 spool_full past the client's byte budget, stores nothing, and counts the drop", async () => {
@@ -131,7 +130,7 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     expect(delivered.answer.response.headers.get("retry-after")).toBe("60");
     expect(spoolBudget).toHaveBeenCalledWith("203.0.113.9", Buffer.byteLength(BODY));
     expect(stored).toEqual([]);
-    expect(reports.count).toHaveBeenCalledWith(DSN, "queue_overflow", ["error"]);
+    expect(reports.count).toHaveBeenCalledWith(TEST_DSN, "queue_overflow", ["error"]);
   });
 
   it("counts against the byte budget what is kept: the body packed, when it packs", async () => {

@@ -1,26 +1,14 @@
 import { describe, expect, it } from "vitest";
 
 import { createTunnel } from "./options.ts";
-import { ConfigError } from "./shared/variables.ts";
 import type { SpooledEnvelope } from "./spool/store.ts";
-import { envelope, EVERY_CLIENT, OTHER_TEST_DSN, StubSentry, TEST_DSN } from "./testing.ts";
+import { configRefusal, envelope, EVERY_CLIENT, OTHER_TEST_DSN, StubSentry, TEST_DSN } from "./testing.ts";
 
 const APP = "https://app.example.com";
 
 function post(tunnel: { handle(request: Request): Promise<Response | undefined> }, path: string, dsn: string) {
   const { body } = envelope({ dsn });
   return tunnel.handle(new Request(`${APP}${path}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } }));
-}
-
-/** What a call of `createTunnel` refused, as the option it names and what it says. */
-function refusal(create: () => unknown): { variable: string; message: string } | undefined {
-  try {
-    create();
-  } catch (error) {
-    if (error instanceof ConfigError) return { variable: error.variable, message: error.message };
-    throw error;
-  }
-  return undefined;
 }
 
 describe("createTunnel: the tunnel from typed options and binding objects", () => {
@@ -71,13 +59,13 @@ describe("createTunnel: the tunnel from typed options and binding objects", () =
   });
 
   it("names the option, not a Worker variable, when one is wrong or a limit is left out", () => {
-    expect(refusal(() => createTunnel({ dsn: TEST_DSN, route: "/build/x", hostPaths: ["/build/*"], limiter: EVERY_CLIENT }))).toEqual({
+    expect(configRefusal(() => createTunnel({ dsn: TEST_DSN, route: "/build/x", hostPaths: ["/build/*"], limiter: EVERY_CLIENT }))).toEqual({
       variable: "route",
       message: 'route would shadow /build/*, which the app serves, got "/build/x"',
     });
-    expect(refusal(() => createTunnel({ dsn: "not a dsn", limiter: EVERY_CLIENT }))).toMatchObject({ variable: "dsn" });
-    expect(refusal(() => createTunnel({ dsn: TEST_DSN, timeoutMs: -5, limiter: EVERY_CLIENT }))).toMatchObject({ variable: "timeoutMs" });
-    expect(refusal(() => createTunnel({ dsn: TEST_DSN, limiter: EVERY_CLIENT, spool: { queue: { send: async () => {} } } }))).toMatchObject({
+    expect(configRefusal(() => createTunnel({ dsn: "not a dsn", limiter: EVERY_CLIENT }))).toMatchObject({ variable: "dsn" });
+    expect(configRefusal(() => createTunnel({ dsn: TEST_DSN, timeoutMs: -5, limiter: EVERY_CLIENT }))).toMatchObject({ variable: "timeoutMs" });
+    expect(configRefusal(() => createTunnel({ dsn: TEST_DSN, limiter: EVERY_CLIENT, spool: { queue: { send: async () => {} } } }))).toMatchObject({
       variable: "spool.clientBudget",
       message: expect.stringMatching(/^spool\.clientBudget is not bound/),
     });

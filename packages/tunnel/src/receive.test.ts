@@ -6,15 +6,14 @@ import { receiveEnvelope } from "./receive.ts";
 import { readTunnelSettings } from "./settings.ts";
 import { Deadline } from "./shared/deadline.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
+import { OTHER_TEST_DSN, TEST_DSN } from "./testing.ts";
 
-const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
-const OTHER = "https://fedcba9876543210fedcba9876543210@o1.ingest.us.sentry.io/3";
-const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_DSNS: OTHER, TUNNEL_MAX_ENVELOPE_BYTES: "1000" });
+const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_DSNS: OTHER_TEST_DSN, TUNNEL_MAX_ENVELOPE_BYTES: "1000" });
 const parts = { maxEnvelopeBytes: settings.maxEnvelopeBytes, allowList: compileAllowList(settings.allowedDsns, undefined) };
 const envelope = (dsn: string) => Buffer.from(`${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`);
 
 async function receive(body: Uint8Array, headers: Record<string, string> = {}) {
-  const request = new Request("https://app.example.com/monitoring?o=1&p=2&r=us", {
+  const request = new Request("https://app.example.com/monitoring?o=4501&p=4502&r=us", {
     method: "POST",
     body: new Uint8Array(body),
     headers: { "content-length": String(body.byteLength), ...headers },
@@ -30,12 +29,12 @@ async function receive(body: Uint8Array, headers: Record<string, string> = {}) {
 describe("receiveEnvelope: the header line and its DSN", () => {
   it.each([
     ["a declared length over the maximum", Buffer.alloc(1_001, 0x61), {}, "envelope_too_large"],
-    ["brotli", envelope(DSN), { "content-encoding": "br" }, "unsupported_encoding"],
+    ["brotli", envelope(TEST_DSN), { "content-encoding": "br" }, "unsupported_encoding"],
     ["an empty body", Buffer.alloc(0), {}, "empty_envelope"],
     ["a header line that is not JSON", Buffer.from("hello\n{}\n"), {}, "header_not_json"],
     ["a DSN not allowed", envelope("https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/9"), {}, "dsn_not_allowed"],
     ["a DSN that is not one", envelope("not a dsn"), {}, "dsn_invalid"],
-    ["gzip that is not", envelope(DSN), { "content-encoding": "gzip" }, "bad_compression"],
+    ["gzip that is not", envelope(TEST_DSN), { "content-encoding": "gzip" }, "bad_compression"],
     ["a coding that is none but hides no header line", Buffer.from("\x1f\x8b\x08garbage\n"), { "content-encoding": "UTF-8" }, "unsupported_encoding"],
   ])("refuses %s", async (_, body, headers, code) => {
     const received = await receive(body, headers);
@@ -44,18 +43,18 @@ describe("receiveEnvelope: the header line and its DSN", () => {
   });
 
   it("goes by the envelope's DSN: its project and ingest, whatever project the query named", async () => {
-    const received = await receive(envelope(OTHER));
-    expect(received).toMatchObject({ ok: true, query: { org: "1", project: "3", region: "us" }, bytes: envelope(OTHER).byteLength });
-    if (received.ok) expect(received.envelope.upstreamUrl).toMatch(/^https:\/\/o1\.ingest\.us\.sentry\.io\/api\/3\/envelope\//);
+    const received = await receive(envelope(OTHER_TEST_DSN));
+    expect(received).toMatchObject({ ok: true, query: { org: "4501", project: "4503", region: "us" }, bytes: envelope(OTHER_TEST_DSN).byteLength });
+    if (received.ok) expect(received.envelope.upstreamUrl).toMatch(/^https:\/\/o4501\.ingest\.us\.sentry\.io\/api\/4503\/envelope\//);
   });
 
   it("names the allowed DSN in its canonical form, whichever spelling came", async () => {
-    const received = await receive(envelope(DSN.replace("@", ":legacysecret@")));
-    expect(received).toMatchObject({ ok: true, envelope: { dsn: DSN } });
+    const received = await receive(envelope(TEST_DSN.replace("@", ":legacysecret@")));
+    expect(received).toMatchObject({ ok: true, envelope: { dsn: TEST_DSN } });
   });
 
   it("reads through gzip, x-gzip and a coding that names none, keeping the bytes as they came", async () => {
-    for (const [body, coding] of [[gzipSync(envelope(DSN)), "gzip"], [gzipSync(envelope(DSN)), "x-gzip"], [envelope(DSN), "UTF-8"]] as const) {
+    for (const [body, coding] of [[gzipSync(envelope(TEST_DSN)), "gzip"], [gzipSync(envelope(TEST_DSN)), "x-gzip"], [envelope(TEST_DSN), "UTF-8"]] as const) {
       const received = await receive(body, { "content-encoding": coding });
       expect(received.ok, coding).toBe(true);
       if (received.ok) expect(Buffer.concat(received.envelope.head.consumed)).toEqual(body);

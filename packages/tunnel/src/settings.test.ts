@@ -1,29 +1,17 @@
 import { readFileSync } from "node:fs";
 
-import { describe, expect, it } from "vitest";
-
 import { getTunnelPath } from "sentry-core-11";
+import { describe, expect, it } from "vitest";
 
 import { readTunnelSettings, type TunnelVariables } from "./settings.ts";
 import { ConfigError } from "./shared/variables.ts";
+import { configRefusal, TEST_DSN } from "./testing.ts";
 
-const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
-
-/** The variable a refusal names, and what it says. */
-function refusal(read: () => unknown): { variable: string; message: string } | undefined {
-  try {
-    read();
-  } catch (error) {
-    if (error instanceof ConfigError) return { variable: error.variable, message: error.message };
-    throw error;
-  }
-  return undefined;
-}
 
 describe("readTunnelSettings: every form wrangler gives a variable", () => {
   it("reads an unquoted TOML number as the number it is, and true or false as on or off", () => {
     // `TUNNEL_TIMEOUT_MS = 30000` and `TUNNEL_LOG_FORWARDED = true` in [vars] reach the Worker as JSON.
-    const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_TIMEOUT_MS: 5_000, TUNNEL_MAX_ENVELOPE_BYTES: 1_048_576, TUNNEL_LOG_FORWARDED: true, TUNNEL_SENTRY_PATHS: false });
+    const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_TIMEOUT_MS: 5_000, TUNNEL_MAX_ENVELOPE_BYTES: 1_048_576, TUNNEL_LOG_FORWARDED: true, TUNNEL_SENTRY_PATHS: false });
     expect(settings).toMatchObject({ timeoutMs: 5_000, maxEnvelopeBytes: 1_048_576, logForwarded: true, sentryPaths: [] });
     expect(readTunnelSettings({ TUNNEL_LOG_FORWARDED: "true" }).logForwarded).toBe(true);
   });
@@ -35,7 +23,7 @@ describe("readTunnelSettings: every form wrangler gives a variable", () => {
     ["a TOML table", { TUNNEL_ROUTE: { path: "/x" } }, "TUNNEL_ROUTE", 'TUNNEL_ROUTE must be text, a number, or true or false, got {"path":"/x"}'],
     ["a TOML array", { TUNNEL_ALLOWED_ORIGINS: ["https://a.example"] }, "TUNNEL_ALLOWED_ORIGINS", 'TUNNEL_ALLOWED_ORIGINS must be text, a number, or true or false, got ["https://a.example"]'],
   ])("refuses %s in one line that names the variable", (_, variables, variable, message) => {
-    expect(refusal(() => readTunnelSettings(variables as unknown as TunnelVariables))).toEqual({ variable, message });
+    expect(configRefusal(() => readTunnelSettings(variables as unknown as TunnelVariables))).toEqual({ variable, message });
   });
 });
 
@@ -53,7 +41,7 @@ describe("readTunnelSettings: the spool's queues", () => {
     [{ TUNNEL_DEAD_LETTER_QUEUE_NAME: "tunnel-spool" }, "TUNNEL_DEAD_LETTER_QUEUE_NAME"],
     [{ TUNNEL_SPOOL_QUEUE_NAME: "one", TUNNEL_DEAD_LETTER_QUEUE_NAME: "one" }, "TUNNEL_DEAD_LETTER_QUEUE_NAME"],
   ])("refuses %j, naming %s", (variables, variable) => {
-    expect(refusal(() => readTunnelSettings(variables))?.variable).toBe(variable);
+    expect(configRefusal(() => readTunnelSettings(variables))?.variable).toBe(variable);
   });
 });
 
@@ -61,7 +49,7 @@ describe("readTunnelSettings: the host's paths", () => {
   it.each(["/monitoring", "/Monitoring", "/monitoring/security-report", "/monitoring/*", "/monitoring/:report"])(
     "refuses a host that declares %s, where the original route is always served",
     (path) => {
-      expect(refusal(() => readTunnelSettings({ SENTRY_DSN: DSN }, { hostPaths: [path] }))).toEqual({
+      expect(configRefusal(() => readTunnelSettings({ SENTRY_DSN: TEST_DSN }, { hostPaths: [path] }))).toEqual({
         variable: "hostPaths",
         message: expect.stringContaining(`names "${path}", which takes /monitoring or /monitoring/security-report`) as unknown as string,
       });
@@ -70,7 +58,7 @@ describe("readTunnelSettings: the host's paths", () => {
 
   it("takes a root catch-all, pages beside the original route, and a pattern whose one value the tunnel takes", () => {
     const hostPaths = ["/*", "/monitor", "/monitoring-help", "/build/*", "/:section/:page"];
-    expect(readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/k7q2x9/a/b", TUNNEL_SENTRY_PATHS: "off" }, { hostPaths }).hostPaths).toEqual(hostPaths);
+    expect(readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/k7q2x9/a/b", TUNNEL_SENTRY_PATHS: "off" }, { hostPaths }).hostPaths).toEqual(hostPaths);
   });
 });
 
@@ -98,19 +86,19 @@ describe("readTunnelSettings: the defaults, written once in the README", () => {
 
 describe("readTunnelSettings: the routes, the DSNs and the origins", () => {
   it("derives the pages' route from the DSN, and keeps serving it and the original when another is chosen", () => {
-    const derived = readTunnelSettings({ SENTRY_DSN: DSN });
+    const derived = readTunnelSettings({ SENTRY_DSN: TEST_DSN });
     expect(derived.route).toMatch(/^\/[a-z0-9]{10}$/);
     expect(derived.routes).toEqual([derived.route, "/monitoring"]);
-    const chosen = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: " /k7q2x9 ", TUNNEL_RETIRED_ROUTES: "/a3f8c1, /b4e9d2/x" });
+    const chosen = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: " /k7q2x9 ", TUNNEL_RETIRED_ROUTES: "/a3f8c1, /b4e9d2/x" });
     expect(chosen.route).toBe("/k7q2x9");
     expect(chosen.routes).toEqual(["/k7q2x9", derived.route, "/a3f8c1", "/b4e9d2/x", "/monitoring"]);
-    expect(readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/monitoring" }).routes).toEqual(["/monitoring", derived.route]);
+    expect(readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/monitoring" }).routes).toEqual(["/monitoring", derived.route]);
   });
 
   it("asks for TUNNEL_ROUTE when the app's pages claim every path it could be given by default", () => {
-    expect(() => readTunnelSettings({ SENTRY_DSN: DSN }, { hostPaths: ["/", "/:slug"] })).toThrow(/^TUNNEL_ROUTE must be set/);
+    expect(() => readTunnelSettings({ SENTRY_DSN: TEST_DSN }, { hostPaths: ["/", "/:slug"] })).toThrow(/^TUNNEL_ROUTE must be set/);
     // Sentry's own path would shadow a page too: it is turned off.
-    expect(readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/a/k7q2x9", TUNNEL_SENTRY_PATHS: "off" }, { hostPaths: ["/", "/:slug"] }).routes).toEqual(["/a/k7q2x9", "/monitoring"]);
+    expect(readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/a/k7q2x9", TUNNEL_SENTRY_PATHS: "off" }, { hostPaths: ["/", "/:slug"] }).routes).toEqual(["/a/k7q2x9", "/monitoring"]);
   });
 
   it.each([
@@ -120,13 +108,13 @@ describe("readTunnelSettings: the routes, the DSNs and the origins", () => {
     ["TUNNEL_ROUTE", "/api/tunnel", 'holds "tunnel"'],
     ["TUNNEL_RETIRED_ROUTES", "/k7q2x9, /x y", "one to four segments"],
   ] as const)("refuses %s=%s, naming the variable", (variable, value, problem) => {
-    const read = () => readTunnelSettings({ SENTRY_DSN: DSN, [variable]: value }, { hostPaths: ["/", "/shop/:item", "/build/*", "/*"] });
+    const read = () => readTunnelSettings({ SENTRY_DSN: TEST_DSN, [variable]: value }, { hostPaths: ["/", "/shop/:item", "/build/*", "/*"] });
     expect(read).toThrow(ConfigError);
     expect(read).toThrow(new RegExp(`^${variable} .*${problem.replace(/[/?*]/g, "\\$&")}`));
   });
 
   describe("refuses two routes that would serve one path, naming the setting to change", () => {
-    const derived = readTunnelSettings({ SENTRY_DSN: DSN }).route;
+    const derived = readTunnelSettings({ SENTRY_DSN: TEST_DSN }).route;
     it.each([
       ["TUNNEL_ROUTE over the derived route's report path", { TUNNEL_ROUTE: `${derived}/csp` }, "TUNNEL_ROUTE", `"${derived}/csp" would take envelopes at ${derived}/csp, where the route derived from SENTRY_DSN (${derived}) takes CSP reports`],
       ["a retired route over the derived route's report path", { TUNNEL_RETIRED_ROUTES: `${derived}/csp` }, "TUNNEL_RETIRED_ROUTES", `"${derived}/csp" would take envelopes at ${derived}/csp, where the route derived from SENTRY_DSN (${derived}) takes CSP reports`],
@@ -134,13 +122,13 @@ describe("readTunnelSettings: the routes, the DSNs and the origins", () => {
       ["a retired route whose report path is TUNNEL_ROUTE", { TUNNEL_ROUTE: "/a3f8c1/csp", TUNNEL_RETIRED_ROUTES: "/a3f8c1" }, "TUNNEL_RETIRED_ROUTES", '"/a3f8c1" would take CSP reports at /a3f8c1/csp, where TUNNEL_ROUTE (/a3f8c1/csp) takes envelopes'],
       ["a retired route over TUNNEL_ROUTE's report path", { TUNNEL_ROUTE: "/k7q2x9", TUNNEL_RETIRED_ROUTES: "/k7q2x9/csp" }, "TUNNEL_RETIRED_ROUTES", '"/k7q2x9/csp" would take envelopes at /k7q2x9/csp, where TUNNEL_ROUTE (/k7q2x9) takes CSP reports'],
     ] as const)("%s", (_kind, variables, variable, problem) => {
-      const read = () => readTunnelSettings({ SENTRY_DSN: DSN, ...variables });
+      const read = () => readTunnelSettings({ SENTRY_DSN: TEST_DSN, ...variables });
       expect(read).toThrow(ConfigError);
       expect(read).toThrow(`${variable} ${problem}: one path cannot serve both`);
     });
 
     it("takes a route named twice, which serves the same paths", () => {
-      const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: derived, TUNNEL_RETIRED_ROUTES: `${derived}, /monitoring, /k7q2x9, /k7q2x9` });
+      const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: derived, TUNNEL_RETIRED_ROUTES: `${derived}, /monitoring, /k7q2x9, /k7q2x9` });
       expect(settings.routes).toEqual([derived, "/monitoring", "/k7q2x9"]);
     });
   });
@@ -149,22 +137,22 @@ describe("readTunnelSettings: the routes, the DSNs and the origins", () => {
     const TEAM_DSN = "https://fedcba9876543210fedcba9876543210@o1.ingest.us.sentry.io/3";
 
     it("for each allowed DSN, and not when TUNNEL_SENTRY_PATHS is off", () => {
-      const paths = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_DSNS: TEAM_DSN }).sentryPaths;
-      expect(paths).toEqual([getTunnelPath(DSN)!, getTunnelPath(TEAM_DSN)]);
+      const paths = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_DSNS: TEAM_DSN }).sentryPaths;
+      expect(paths).toEqual([getTunnelPath(TEST_DSN)!, getTunnelPath(TEAM_DSN)]);
       expect(paths.every((path) => /^\/[0-9a-z]{1,7}$/.test(path))).toBe(true);
-      expect(readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_SENTRY_PATHS: "off" }).sentryPaths).toEqual([]);
+      expect(readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_SENTRY_PATHS: "off" }).sentryPaths).toEqual([]);
     });
 
     it("refuses to take a page's path, and says how to turn it off", () => {
-      const read = () => readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/a/k7q2x9" }, { hostPaths: ["/", "/:slug"] });
-      expect(read).toThrow(`TUNNEL_SENTRY_PATHS is on, and Sentry's own tunnel path for ${DSN} would shadow /:slug, which the app serves`);
+      const read = () => readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/a/k7q2x9" }, { hostPaths: ["/", "/:slug"] });
+      expect(read).toThrow(`TUNNEL_SENTRY_PATHS is on, and Sentry's own tunnel path for ${TEST_DSN} would shadow /:slug, which the app serves`);
       expect(read).toThrow(/set TUNNEL_SENTRY_PATHS=off$/);
-      expect(readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: "/a/k7q2x9", TUNNEL_SENTRY_PATHS: "off" }, { hostPaths: ["/", "/:slug"] }).sentryPaths).toEqual([]);
+      expect(readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/a/k7q2x9", TUNNEL_SENTRY_PATHS: "off" }, { hostPaths: ["/", "/:slug"] }).sentryPaths).toEqual([]);
     });
 
     it("takes a route that is the same path, which serves envelopes too", () => {
-      const path = getTunnelPath(DSN)!;
-      expect(readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ROUTE: path })).toMatchObject({ route: path, sentryPaths: [path] });
+      const path = getTunnelPath(TEST_DSN)!;
+      expect(readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: path })).toMatchObject({ route: path, sentryPaths: [path] });
     });
   });
 
@@ -180,16 +168,16 @@ describe("readTunnelSettings: the routes, the DSNs and the origins", () => {
   });
 
   it("allows the app's own DSN and the extra ones, each in its canonical form, and takes a development origin", () => {
-    const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_DSNS: " https://k:legacysecret@sentry.example.com/7 , ", TUNNEL_UPSTREAM_ORIGIN: "http://127.0.0.1:8969" });
-    expect(settings.allowedDsns.map((dsn) => dsn.text)).toEqual([DSN, "https://k@sentry.example.com/7"]);
+    const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_DSNS: " https://k:legacysecret@sentry.example.com/7 , ", TUNNEL_UPSTREAM_ORIGIN: "http://127.0.0.1:8969" });
+    expect(settings.allowedDsns.map((dsn) => dsn.text)).toEqual([TEST_DSN, "https://k@sentry.example.com/7"]);
     expect(settings.upstreamOrigin).toBe("http://127.0.0.1:8969");
   });
 
   it.each([
     ["SENTRY_DSN", "not a dsn"],
     ["SENTRY_DSN", "https://o1.ingest.sentry.io/2"],
-    ["TUNNEL_ALLOWED_DSNS", `${DSN},https://k@host/notaproject`],
-    ["TUNNEL_ALLOWED_DSNS", `${DSN}abc`],
+    ["TUNNEL_ALLOWED_DSNS", `${TEST_DSN},https://k@host/notaproject`],
+    ["TUNNEL_ALLOWED_DSNS", `${TEST_DSN}abc`],
     ["TUNNEL_MAX_ENVELOPE_BYTES", "20MB"],
     ["TUNNEL_MAX_ENVELOPE_BYTES", "0"],
     ["TUNNEL_TIMEOUT_MS", "-5"],
@@ -198,6 +186,6 @@ describe("readTunnelSettings: the routes, the DSNs and the origins", () => {
     ["TUNNEL_UPSTREAM_ORIGIN", "localhost:8969"],
     ["TUNNEL_SPOOL_MAX_AGE_SECONDS", "an hour"],
   ] as const)("names %s when it is %j", (variable, value) => {
-    expect(refusal(() => readTunnelSettings({ [variable]: value }))).toEqual({ variable, message: expect.stringMatching(new RegExp(`^${variable} `)) });
+    expect(configRefusal(() => readTunnelSettings({ [variable]: value }))).toEqual({ variable, message: expect.stringMatching(new RegExp(`^${variable} `)) });
   });
 });

@@ -8,6 +8,7 @@
 import type { LogLine } from "./log-line.ts";
 import type { TunnelBindings } from "./bindings.ts";
 import { readTunnelSettings, type TunnelVariables } from "./settings.ts";
+import { ConfigError } from "./shared/variables.ts";
 import type { SpooledEnvelope } from "./spool/store.ts";
 import { createTunnelWorker } from "./worker.ts";
 
@@ -195,4 +196,15 @@ export async function eventually(condition: () => boolean | Promise<boolean>, ti
     }
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
+}
+
+/** What a setting's reader refused: the variable or option it names, and what it says; `undefined` when nothing was refused. */
+export function configRefusal(read: () => unknown): { variable: string; message: string } | undefined {
+  try {
+    read();
+  } catch (error) {
+    if (error instanceof ConfigError) return { variable: error.variable, message: error.message };
+    throw error;
+  }
+  return undefined;
 }

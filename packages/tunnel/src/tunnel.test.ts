@@ -3,15 +3,14 @@ import { describe, expect, it, vi } from "vitest";
 import type { LogLine } from "./log-line.ts";
 import type { TunnelBindings, TunnelRuntime } from "./bindings.ts";
 import { readTunnelSettings, tunnelUrlFor, type TunnelVariables } from "./settings.ts";
-import { StubSentry } from "./testing.ts";
+import { StubSentry, TEST_DSN } from "./testing.ts";
 import { createTunnelWorker } from "./worker.ts";
 
-const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 const APP = "https://app.example.com";
 const PARTNER = "https://partner.example.com";
-const TUNNEL = `${APP}/monitoring?o=1&p=2&r=us`;
+const TUNNEL = `${APP}/monitoring?o=4501&p=4502&r=us`;
 /** Every request's line, those of envelopes Sentry took included: these tests read them. */
-const settings = readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30", TUNNEL_LOG_FORWARDED: "on" });
+const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30", TUNNEL_LOG_FORWARDED: "on" });
 
 /** Sentry as the harness's stub `fetch`, answering as `answer` says (200 by default). */
 function sentryAnswering(answer?: () => Response): StubSentry {
@@ -34,13 +33,13 @@ interface TunnelWith {
 function tunnelWith({ bindings = {}, runtime = {}, sentry = sentryAnswering(), variables }: TunnelWith = {}) {
   const log: LogLine[] = [];
   const everyClient = { limit: async () => ({ success: true }) };
-  const read = variables ? readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, ...variables }) : settings;
+  const read = variables ? readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, ...variables }) : settings;
   const worker = createTunnelWorker(read, { TUNNEL_RATE_LIMITER: everyClient, ...bindings }, { log: (line) => log.push(line), fetch: sentry.fetch, ...runtime });
   return { tunnel: worker.fetch, worker, log, sentry };
 }
 
 function envelopeRequest(headers: Record<string, string> = {}, url = TUNNEL, method = "POST"): Request {
-  const body = `${JSON.stringify({ dsn: DSN })}\n{"type":"event"}\n{}\n`;
+  const body = `${JSON.stringify({ dsn: TEST_DSN })}\n{"type":"event"}\n{}\n`;
   return new Request(url, {
     method,
     headers: { "content-length": String(Buffer.byteLength(body)), ...headers },
@@ -96,7 +95,7 @@ describe("the tunnel: the rate limiter", () => {
     const unasked = [
       envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::1" }, TUNNEL, "GET"),
       envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::3", origin: "https://evil.example" }),
-      envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::4" }, `${APP}/Monitoring?o=1&p=2&r=us`),
+      envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::4" }, `${APP}/Monitoring?o=4501&p=4502&r=us`),
     ];
     const statuses = [];
     for (const request of unasked) statuses.push((await tunnel(request)).status);
@@ -112,7 +111,7 @@ describe("the tunnel: the rate limiter", () => {
     const { tunnel, log, sentry } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit: async () => Promise.reject(new Error("limiter down")) } } });
     const response = await tunnel(envelopeRequest());
     expect(response.status).toBe(200);
-    expect(urlsOf(sentry)).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);
+    expect(urlsOf(sentry)).toEqual(["https://o4501.ingest.us.sentry.io/api/4502/envelope/?hsts=0"]);
     expect(log[0]).toMatchObject({ outcome: "forwarded", reason: null, upstream_status: 200 });
   });
 });
@@ -122,7 +121,7 @@ describe("the tunnel: the limits it requires", () => {
   const queue = { send: async () => {} };
   const refusal = (variables: TunnelVariables, bindings: TunnelBindings) => {
     try {
-      createTunnelWorker(readTunnelSettings({ SENTRY_DSN: DSN, ...variables }), bindings);
+      createTunnelWorker(readTunnelSettings({ SENTRY_DSN: TEST_DSN, ...variables }), bindings);
     } catch (error) {
       return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     }
@@ -174,7 +173,7 @@ describe("the tunnel: its own queues, and no other", () => {
 describe("the tunnel: one path", () => {
   it.each(["/monitoring/", "/Monitoring", "//monitoring", "/%6Donitoring"])("answers %s with 404, and forwards nothing", async (path) => {
     const { tunnel, sentry } = tunnelWith();
-    const response = await tunnel(envelopeRequest({}, `${APP}${path}?o=1&p=2&r=us`));
+    const response = await tunnel(envelopeRequest({}, `${APP}${path}?o=4501&p=4502&r=us`));
     expect(response.status).toBe(404);
     expect(await reasonOf(response)).toBe("not_found");
     expect(urlsOf(sentry)).toEqual([]);
@@ -240,7 +239,7 @@ describe("the tunnel: Sentry's answer", () => {
 });
 
 describe("the tunnel: CSP reports, held where an envelope would be", () => {
-  const ENVELOPE_ENDPOINT = "https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0";
+  const ENVELOPE_ENDPOINT = "https://o4501.ingest.us.sentry.io/api/4502/envelope/?hsts=0";
   const reportRequest = (headers: Record<string, string> = {}) =>
     new Request(`${APP}${settings.route}/csp`, {
       method: "POST",
@@ -305,7 +304,7 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
     await tunnel(envelopeRequest());
     answer = () => new Response("{}", { status: 200 });
     expect((await tunnel(reportRequest())).status).toBe(200);
-    expect(urlsOf(sentry)[1]).toMatch(/^https:\/\/o1\.ingest\.us\.sentry\.io\/api\/2\/security\/\?sentry_key=/);
+    expect(urlsOf(sentry)[1]).toMatch(/^https:\/\/o4501\.ingest\.us\.sentry\.io\/api\/4502\/security\/\?sentry_key=/);
     await worker.reports.flush();
     expect(urlsOf(sentry)).toHaveLength(2);
   });
@@ -335,7 +334,7 @@ describe("the tunnel: the URL a page's SDK is given", () => {
   it("is none for a DSN the tunnel does not forward for, or without one", () => {
     expect(tunnelUrlFor(readTunnelSettings({ SENTRY_DSN: SAAS }), "https://k@o9.ingest.us.sentry.io/9")).toBeUndefined();
     expect(tunnelUrlFor(readTunnelSettings({}))).toBeUndefined();
-    // The DSN as a page may spell it, with a legacy secret: the allowed DSN it is.
+    // The TEST_DSN as a page may spell it, with a legacy secret: the allowed DSN it is.
     expect(tunnelUrlFor(readTunnelSettings({ SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/monitoring" }), SAAS.replace("@", ":secret@"))).toBe("/monitoring?o=11&p=21&r=us");
   });
 });
@@ -344,7 +343,7 @@ describe("the tunnel: around the core", () => {
   it("writes one analytics data point per request, with the log line's facts", async () => {
     const writeDataPoint = vi.fn();
     const { tunnel, log } = tunnelWith({ bindings: { TUNNEL_ANALYTICS: { writeDataPoint } } });
-    await tunnel(envelopeRequest({ origin: "https://evil.example" }, `${APP}/monitoring?o=1&p=2&r=us`));
+    await tunnel(envelopeRequest({ origin: "https://evil.example" }, `${APP}/monitoring?o=4501&p=4502&r=us`));
     expect(writeDataPoint).toHaveBeenCalledTimes(1);
     expect(writeDataPoint).toHaveBeenCalledWith({
       blobs: ["rejected", "origin_not_allowed", "", "1"],
@@ -443,6 +442,6 @@ describe("the tunnel: its record, priced", () => {
     const { tunnel, log } = tunnelWith({ variables: { TUNNEL_LOG_FORWARDED: "on" }, bindings: { TUNNEL_ANALYTICS: recorded().analytics } });
     await tunnel(envelopeRequest());
     expect(log).toMatchObject([{ outcome: "forwarded", upstream_status: 200 }]);
-    expect(() => readTunnelSettings({ SENTRY_DSN: DSN, TUNNEL_LOG_FORWARDED: "sometimes" })).toThrow(/TUNNEL_LOG_FORWARDED/);
+    expect(() => readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_LOG_FORWARDED: "sometimes" })).toThrow(/TUNNEL_LOG_FORWARDED/);
   });
 });

@@ -4,13 +4,13 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { wholeBody, type BodyChunk } from "../shared/body.ts";
+import { TEST_DSN } from "../testing.ts";
 import { readEnvelopeHead, type HeadResult } from "./head.ts";
 import { MAX_HEADER_LINE_BYTES } from "./header-line.ts";
 
-const DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2";
 const encoder = new TextEncoder();
 
-function envelope(header: object = { dsn: DSN, sent_at: "2026-11-21T00:00:00Z" }): Uint8Array {
+function envelope(header: object = { dsn: TEST_DSN, sent_at: "2026-11-21T00:00:00Z" }): Uint8Array {
   return encoder.encode(
     `${JSON.stringify(header)}\n{"type":"event","length":41}\n{"message":"hello","level":"error","x":1}\n`,
   );
@@ -62,7 +62,7 @@ describe("readEnvelopeHead", () => {
     const body = envelope();
     for (let cut = 0; cut <= body.byteLength; cut++) {
       const { result, forwarded } = await readThrough(splitAt(body, cut));
-      expect(result.ok && result.head.dsn, `cut at ${cut}`).toBe(DSN);
+      expect(result.ok && result.head.dsn, `cut at ${cut}`).toBe(TEST_DSN);
       expect(forwarded?.equals(body), `cut at ${cut}`).toBe(true);
     }
   });
@@ -70,7 +70,7 @@ describe("readEnvelopeHead", () => {
   it("finds the DSN when every byte is its own chunk", async () => {
     const body = envelope();
     const { result, forwarded } = await readThrough([...body].map((byte) => Uint8Array.of(byte)));
-    expect(result.ok && result.head.dsn).toBe(DSN);
+    expect(result.ok && result.head.dsn).toBe(TEST_DSN);
     expect(forwarded?.equals(body)).toBe(true);
   });
 
@@ -82,7 +82,7 @@ describe("readEnvelopeHead", () => {
       const compressed = new Uint8Array(compress(envelope()));
       for (let cut = 0; cut <= compressed.byteLength; cut++) {
         const { result, forwarded } = await readThrough(splitAt(compressed, cut), encoding);
-        expect(result.ok && result.head.dsn, `${encoding} cut at ${cut}`).toBe(DSN);
+        expect(result.ok && result.head.dsn, `${encoding} cut at ${cut}`).toBe(TEST_DSN);
         expect(forwarded?.equals(compressed), `${encoding} cut at ${cut}`).toBe(true);
       }
     }
@@ -94,7 +94,7 @@ describe("readEnvelopeHead", () => {
       ["gzip", new Uint8Array(gzipSync(envelope()))],
     ] as const) {
       const result = await readEnvelopeHead(wholeBody(new Uint8Array(body)), encoding);
-      expect(result.ok && result.head.dsn, encoding).toBe(DSN);
+      expect(result.ok && result.head.dsn, encoding).toBe(TEST_DSN);
       expect(result.ok && joined(result.head.consumed).equals(body), encoding).toBe(true);
     }
     expect(failure(await readEnvelopeHead(wholeBody(new Uint8Array(0)), "identity"))).toBe("empty_envelope");
@@ -110,14 +110,14 @@ describe("readEnvelopeHead", () => {
   });
 
   it("takes the end of the body as the end of a header-only envelope", async () => {
-    const { result } = await readThrough([encoder.encode(JSON.stringify({ dsn: DSN }))]);
+    const { result } = await readThrough([encoder.encode(JSON.stringify({ dsn: TEST_DSN }))]);
     expect(result.ok && result.head.ended).toBe(true);
   });
 
   it("accepts a header line of exactly 64 KiB and refuses one a byte longer", async () => {
     const header = (length: number) => {
-      const bare = JSON.stringify({ dsn: DSN, pad: "" });
-      return encoder.encode(JSON.stringify({ dsn: DSN, pad: "x".repeat(length - bare.length) }));
+      const bare = JSON.stringify({ dsn: TEST_DSN, pad: "" });
+      return encoder.encode(JSON.stringify({ dsn: TEST_DSN, pad: "x".repeat(length - bare.length) }));
     };
     const fits = await readThrough([header(MAX_HEADER_LINE_BYTES), encoder.encode("\n{}")]);
     expect(fits.result.ok).toBe(true);
@@ -126,9 +126,9 @@ describe("readEnvelopeHead", () => {
   });
 
   it("lets the same key stand in different objects, and a key's name stand as a value", async () => {
-    const header = { dsn: DSN, trace: { dsn: "x", list: [{ id: 1 }, { id: 2 }] }, note: "dsn" };
+    const header = { dsn: TEST_DSN, trace: { dsn: "x", list: [{ id: 1 }, { id: 2 }] }, note: "dsn" };
     const { result } = await readThrough([envelope(header)]);
-    expect(result.ok && result.head.dsn).toBe(DSN);
+    expect(result.ok && result.head.dsn).toBe(TEST_DSN);
   });
 
   it("refuses a gzip bomb without a newline after 64 KiB of output", async () => {
@@ -140,14 +140,14 @@ describe("readEnvelopeHead", () => {
   it.each([
     ["an empty body", [], "identity", "empty_envelope"],
     ["a header that is not JSON", [encoder.encode("dsn=x\n{}")], "identity", "header_not_json"],
-    ["a header that is a JSON array", [encoder.encode(`["${DSN}"]\n{}`)], "identity", "header_not_json"],
+    ["a header that is a JSON array", [encoder.encode(`["${TEST_DSN}"]\n{}`)], "identity", "header_not_json"],
     ["a header that is JSON null", [encoder.encode("null\n")], "identity", "header_not_json"],
     ["a header without a dsn", [encoder.encode('{"event_id":"1"}\n{}')], "identity", "dsn_missing"],
     ["a dsn that is not a string", [encoder.encode('{"dsn":42}\n{}')], "identity", "dsn_missing"],
-    ["two dsn keys", [encoder.encode(`{"dsn":"https://k@evil.example/1","dsn":"${DSN}"}\n{}`)], "identity", "header_repeated_key"],
-    ["two dsn keys, one escaped", [encoder.encode(`{"\\u0064sn":"https://k@evil.example/1","dsn":"${DSN}"}\n{}`)], "identity", "header_repeated_key"],
-    ["a repeated key in a nested object", [encoder.encode(`{"dsn":"${DSN}","trace":{"a":1,"a":2}}\n{}`)], "identity", "header_repeated_key"],
-    ["a body that is not gzip", [encoder.encode(`{"dsn":"${DSN}"}\n`)], "gzip", "bad_compression"],
+    ["two dsn keys", [encoder.encode(`{"dsn":"https://k@evil.example/1","dsn":"${TEST_DSN}"}\n{}`)], "identity", "header_repeated_key"],
+    ["two dsn keys, one escaped", [encoder.encode(`{"\\u0064sn":"https://k@evil.example/1","dsn":"${TEST_DSN}"}\n{}`)], "identity", "header_repeated_key"],
+    ["a repeated key in a nested object", [encoder.encode(`{"dsn":"${TEST_DSN}","trace":{"a":1,"a":2}}\n{}`)], "identity", "header_repeated_key"],
+    ["a body that is not gzip", [encoder.encode(`{"dsn":"${TEST_DSN}"}\n`)], "gzip", "bad_compression"],
   ] as const)("reports %s", async (_name, chunks, encoding, reason) => {
     const { result } = await readThrough([...chunks], encoding);
     expect(failure(result)).toBe(reason);

@@ -3,16 +3,16 @@ import { describe, expect, it } from "vitest";
 
 import { getTunnelPath } from "sentry-core-11";
 
+import { TEST_DSN } from "../testing.ts";
 import { derivedRoute, FLAGGED_WORDS, routeProblem, sentryTunnelPath } from "./route.ts";
 
-const DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
 /** An app such as this one: its pages, and `/build/*`, where Remix serves its scripts. */
 const PAGES = ["/", "/sentry-example-page", "/sentry-example-page/loader-error", "/monitoring", "/build/*", "/*"];
 
 describe("derivedRoute", () => {
   it("is the same for the same DSN, release after release: pages loaded before a deploy post to it", () => {
     // Pinned: a change to the derivation would strand every open tab of every install.
-    expect(derivedRoute(DSN, PAGES)).toBe("/6b1xzn8op8");
+    expect(derivedRoute(TEST_DSN, PAGES)).toBe("/6b1xzn8op8");
   });
 
   it("differs between installs, and is always a route no generic rule and no page claims", () => {
@@ -30,7 +30,7 @@ describe("derivedRoute", () => {
   });
 
   it("gives up, rather than loop, when the app's pages claim every path", () => {
-    expect(derivedRoute(DSN, ["/", "/:slug"])).toBeUndefined();
+    expect(derivedRoute(TEST_DSN, ["/", "/:slug"])).toBeUndefined();
   });
 });
 
@@ -90,6 +90,6 @@ describe("sentryTunnelPath", () => {
         expect(sentryTunnelPath(dsn)).toBe(getTunnelPath(dsn));
       }),
     );
-    expect(sentryTunnelPath(DSN)).toBe(getTunnelPath(DSN));
+    expect(sentryTunnelPath(TEST_DSN)).toBe(getTunnelPath(TEST_DSN));
   });
 });

@@ -2,6 +2,7 @@ import * as current from "@sentry/core";
 import * as next from "sentry-core-11";
 import { describe, expect, it } from "vitest";
 
+import { TEST_DSN } from "../testing.ts";
 import { discardedCategories, KNOWN_ITEM_TYPES, RELAY_CATEGORIES } from "./client-reports.ts";
 
 /**
@@ -44,8 +45,7 @@ describe("@sentry/core's protocol functions, on both lines the peer range allows
       { reason: "ratelimit_backoff", category: "error", quantity: 3 },
       { reason: "network_error", category: "security", quantity: 1 },
     ];
-    const dsn = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
-    const [a, b] = lines.map(([, sdk]) => sdk.serializeEnvelope(sdk.createClientReportEnvelope(discarded as never, dsn, 1_795_000_000) as never));
+    const [a, b] = lines.map(([, sdk]) => sdk.serializeEnvelope(sdk.createClientReportEnvelope(discarded as never, TEST_DSN, 1_795_000_000) as never));
     expect(b).toEqual(a);
   });
 });
