@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { envelope, eventually, headerOf, TEST_DSN } from "./testing.ts";
+import { createTunnel } from "./options.ts";
+import { envelope, eventually, headerOf, StubSentry, TEST_DSN } from "./testing.ts";
 
 describe("the harness for adopters' tests (@edge-monitoring/tunnel/testing)", () => {
   it("eventually says, when it gives up, what it waited for and what it last saw", async () => {
@@ -25,5 +26,14 @@ describe("the harness for adopters' tests (@edge-monitoring/tunnel/testing)", ()
     expect(new TextDecoder().decode(second.body)).toBe(`{"dsn":"${TEST_DSN}","event_id":"${second.id}","sent_at":"2026-12-01T00:00:00.000Z"}\n{"type":"log"}\n{}\n`);
     const attachment = envelope({ attachmentBytes: 100_000 });
     expect(attachment.body.byteLength).toBe(new TextEncoder().encode(`${JSON.stringify(headerOf(attachment.body))}\n{"type":"attachment","length":100000}\n`).byteLength + 100_001);
+  });
+
+  it("tests a Worker's tunnel as the README shows: an envelope through it reaches the stub Sentry", async () => {
+    const sentry = new StubSentry();
+    const tunnel = createTunnel({ dsn: TEST_DSN, limiter: "off" }, { fetch: sentry.fetch, log: () => {} });
+    const { body } = envelope();
+    await tunnel.handle(new Request(`https://app.example${tunnel.describe().pages_post_to}`, { method: "POST", body }));
+    await eventually(() => sentry.envelopes().length === 1);
+    expect(sentry.envelopes()[0]!.body).toEqual(body);
   });
 });
