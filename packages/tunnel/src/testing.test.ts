@@ -32,7 +32,7 @@ describe("the harness for adopters' tests (@edge-monitoring/tunnel/testing)", ()
     const sentry = new StubSentry();
     const tunnel = createTunnel({ dsn: TEST_DSN, limiter: "off" }, { fetch: sentry.fetch, log: () => {} });
     const { body } = envelope();
-    await tunnel.handle(new Request(`https://app.example${tunnel.describe().pages_post_to}`, { method: "POST", body }));
+    await tunnel.handle(new Request(`https://app.example${tunnel.describe().pages_post_to}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } }));
     await eventually(() => sentry.envelopes().length === 1);
     expect(sentry.envelopes()[0]!.body).toEqual(body);
   });
