@@ -1,6 +1,6 @@
 // What `npm run health` reads: the tunnel's Analytics Engine data points, through Cloudflare's SQL
-// API, with the queries in docs/queries/ (the same ones docs/operating.md shows for Grafana and
-// Workers Observability), each weighted by `_sample_interval`.
+// API, with the queries in docs/queries/ (the files docs/operating.md gives for the SQL API and
+// Grafana), each weighted by `_sample_interval`.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -62,8 +62,13 @@ async function runQuery({ accountId, token, baseUrl }: Credentials, query: strin
   }
   const text = await response.text();
   if (!response.ok) throw new HealthQueryError(`Cloudflare's SQL API answered ${response.status}: ${text.replace(/\s+/g, " ").slice(0, 300)}`);
-  const answer = JSON.parse(text) as { data?: Row[] };
-  if (!Array.isArray(answer.data)) throw new HealthQueryError(`Cloudflare's SQL API answered without data: ${text.slice(0, 300)}`);
+  let answer: { data?: Row[] } | undefined;
+  try {
+    answer = JSON.parse(text) as { data?: Row[] };
+  } catch {
+    // A proxy's page, say: said as what came, below.
+  }
+  if (!Array.isArray(answer?.data)) throw new HealthQueryError(`Cloudflare's SQL API answered without data: ${text.replace(/\s+/g, " ").slice(0, 300)}`);
   return answer.data;
 }
 

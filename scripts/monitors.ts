@@ -138,8 +138,13 @@ function sentryApi(base: string, token: string) {
     }
     if (absent.includes(response.status)) return undefined as T;
     const text = await response.text();
-    if (!response.ok) throw new Refusal(`Sentry's API answered ${method} ${path} with ${response.status}: ${text.replace(/\s+/g, " ").slice(0, 300)}`, 1);
-    return JSON.parse(text) as T;
+    const said = text.replace(/\s+/g, " ").slice(0, 300);
+    if (!response.ok) throw new Refusal(`Sentry's API answered ${method} ${path} with ${response.status}: ${said}`, 1);
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new Refusal(`Sentry's API answered ${method} ${path} with ${response.status} but no JSON: ${said}`, 1);
+    }
   };
 }
 

@@ -1,5 +1,7 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -148,7 +150,7 @@ describe("npm run health: the tunnel's last hour at a glance, from its data poin
     expect(stderr).toContain("Account Analytics > Read");
   });
 
-  it("says there is no data when the dataset holds none, and that a refused token is refused", async () => {
+  it("says there is no data when the dataset holds none, and in one line that a token or an answer is refused", async () => {
     const empty = await AnalyticsSqlStandIn.start();
     try {
       const none = await health([], { CLOUDFLARE_ACCOUNT_ID: empty.accountId, CLOUDFLARE_API_TOKEN: empty.token, CLOUDFLARE_API_BASE_URL: empty.baseUrl });
@@ -158,6 +160,18 @@ describe("npm run health: the tunnel's last hour at a glance, from its data poin
       expect(refused.stderr.trim().split("\n")).toEqual([expect.stringContaining("Cloudflare's SQL API answered 401")]);
     } finally {
       await empty.stop();
+    }
+    // A proxy's page where the API should be: said in one line, as what came.
+    const proxy = createServer((_request, response) => response.writeHead(200, { "content-type": "text/html" }).end("<html><body>Captive portal</body></html>"));
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/client/v4`;
+      const page = await health([], { CLOUDFLARE_ACCOUNT_ID: "a", CLOUDFLARE_API_TOKEN: "t", CLOUDFLARE_API_BASE_URL: base });
+      expect(page.code).toBe(1);
+      expect(page.stderr.trim().split("\n")).toEqual([expect.stringContaining("answered without data: <html><body>Captive portal")]);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
     }
   });
 });
