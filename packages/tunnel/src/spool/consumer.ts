@@ -9,6 +9,7 @@ import { forwardWhole } from "../upstream/forward.ts";
 import type { UpstreamBreaker } from "../upstream/breaker.ts";
 import type { SentryLimits } from "../upstream/sentry-limits.ts";
 import { decideAfterAttempt, deferWhileDown, MAX_ENVELOPE_AGE_MS, type AttemptResult, type SpoolVerdict } from "./decision.ts";
+import { depthFields, type QueueDepth } from "./heartbeat.ts";
 import { WAITING_OUTCOMES, type SpoolLogLine, type SpoolRecorder } from "./record.ts";
 import { withShiftedSentAt } from "./sent-at-shift.ts";
 import { isSpooledEnvelope, plainBody, storedEncoding, unpacked, type SpooledEnvelope, type SpoolQueue } from "./store.ts";
@@ -81,16 +82,8 @@ async function consumeBatch(batch: MessageBatch<unknown>, consumer: Consumer): P
   if (first) await consume(first);
   await Promise.all(rest.map(consume));
   for (const message of batch.messages.filter(inR2)) await consume(message);
-  const metrics = (batch as { metadata?: { metrics?: QueueMetrics } }).metadata?.metrics;
-  const oldest = metrics?.oldestMessageTimestamp;
-  consumer.record({
-    event: "tunnel_spool_batch",
-    messages: batch.messages.length,
-    ...counted,
-    backlog_count: metrics?.backlogCount ?? null,
-    backlog_bytes: metrics?.backlogBytes ?? null,
-    oldest_age_s: oldest ? Math.max(0, Math.round((consumer.now() - new Date(oldest).getTime()) / 1000)) : null,
-  });
+  const metrics = (batch as { metadata?: { metrics?: QueueDepth } }).metadata?.metrics;
+  consumer.record({ event: "tunnel_spool_batch", messages: batch.messages.length, ...counted, ...depthFields(metrics, consumer.now()) });
   await consumer.reports.flush();
 }
 

@@ -1,5 +1,8 @@
-/** What `Queue.metrics()` answers, declared here so that the package's types do not need the newest Workers types. */
-interface QueueDepth {
+/**
+ * What `Queue.metrics()` answers, and a consumer batch's `metadata.metrics`, declared here so that
+ * the package's types do not need the newest Workers types.
+ */
+export interface QueueDepth {
   backlogCount: number;
   backlogBytes: number;
   oldestMessageTimestamp?: Date;
@@ -28,9 +31,19 @@ export interface SpoolHeartbeatLine {
   max_age_s: number;
 }
 
+/** The depth fields of the spool's lines, from what the queue reported; each `null` where it reported nothing. */
+export function depthFields(metrics: QueueDepth | undefined, now: number): Pick<SpoolHeartbeatLine, "backlog_count" | "backlog_bytes" | "oldest_age_s"> {
+  const oldest = metrics?.oldestMessageTimestamp;
+  return {
+    backlog_count: metrics?.backlogCount ?? null,
+    backlog_bytes: metrics?.backlogBytes ?? null,
+    oldest_age_s: oldest ? Math.max(0, Math.round((now - new Date(oldest).getTime()) / 1000)) : null,
+  };
+}
+
 /** Reads the queue's count once; never throws, an unreadable count is its own status. */
 export async function spoolHeartbeat(queue: MeasurableQueue, maxAgeSeconds: number, now: () => number): Promise<SpoolHeartbeatLine> {
-  const unread: SpoolHeartbeatLine = { event: "tunnel_spool_heartbeat", status: "unread", backlog_count: null, backlog_bytes: null, oldest_age_s: null, max_age_s: maxAgeSeconds };
+  const unread: SpoolHeartbeatLine = { event: "tunnel_spool_heartbeat", status: "unread", ...depthFields(undefined, 0), max_age_s: maxAgeSeconds };
   let metrics: QueueDepth;
   try {
     if (!queue.metrics) return unread;
@@ -38,13 +51,6 @@ export async function spoolHeartbeat(queue: MeasurableQueue, maxAgeSeconds: numb
   } catch {
     return unread;
   }
-  const oldest = metrics.oldestMessageTimestamp;
-  const oldestAgeSeconds = oldest ? Math.max(0, Math.round((now() - new Date(oldest).getTime()) / 1000)) : null;
-  return {
-    ...unread,
-    status: oldestAgeSeconds !== null && oldestAgeSeconds > maxAgeSeconds ? "stale" : "ok",
-    backlog_count: metrics.backlogCount,
-    backlog_bytes: metrics.backlogBytes,
-    oldest_age_s: oldestAgeSeconds,
-  };
+  const depth = depthFields(metrics, now());
+  return { ...unread, ...depth, status: depth.oldest_age_s !== null && depth.oldest_age_s > maxAgeSeconds ? "stale" : "ok" };
 }
