@@ -66,71 +66,49 @@ export interface TunnelOptions {
   upstreamOrigin?: string;
 }
 
-/** Each Worker variable the options stand for, by the option's name, for what a refusal says. */
-const OPTION_OF: Record<string, string> = {
-  SENTRY_DSN: "dsn",
-  SENTRY_ENVIRONMENT: "environment",
-  TUNNEL_ALLOWED_DSNS: "allowedDsns",
-  TUNNEL_ALLOWED_ORIGINS: "allowedOrigins",
-  TUNNEL_ROUTE: "route",
-  TUNNEL_RETIRED_ROUTES: "retiredRoutes",
-  TUNNEL_SENTRY_PATHS: "sentryPaths",
-  TUNNEL_MAX_ENVELOPE_BYTES: "maxEnvelopeBytes",
-  TUNNEL_TIMEOUT_MS: "timeoutMs",
-  TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "limiterPeriodSeconds",
-  TUNNEL_RATE_LIMITING: "limiter",
-  TUNNEL_RATE_LIMITER: "limiter",
-  TUNNEL_LOG_FORWARDED: "logForwarded",
-  TUNNEL_SPOOL_QUEUE_NAME: "spool.queueName",
-  TUNNEL_DEAD_LETTER_QUEUE_NAME: "spool.deadLetterQueueName",
-  TUNNEL_SPOOL_MAX_RETRIES: "spool.maxRetries",
-  TUNNEL_SPOOL_RETRY_SECONDS: "spool.retrySeconds",
-  TUNNEL_SPOOL_MAX_AGE_SECONDS: "spool.maxAgeSeconds",
-  TUNNEL_SPOOL_CLIENT_BUDGET: "spool.clientBudget",
-  TUNNEL_SPOOL_TOTAL_BUDGET: "spool.totalBudget",
-  TUNNEL_UPSTREAM_ORIGIN: "upstreamOrigin",
-};
-
 const text = (value: string | number | boolean | readonly string[] | undefined, onOff = false): string | undefined => {
   if (value === undefined) return undefined;
   if (typeof value === "boolean") return onOff ? (value ? "on" : "off") : String(value);
   return typeof value === "object" ? value.join(",") : String(value);
 };
 
-/** The options as the one reader of the tunnel's settings takes them: its variables, and its bindings. */
-function asVariablesAndBindings(options: TunnelOptions): { variables: TunnelVariables; bindings: TunnelBindings } {
-  const { spool } = options;
-  const entries: [keyof TunnelVariables, string | undefined][] = [
-    ["SENTRY_DSN", options.dsn],
-    ["SENTRY_ENVIRONMENT", options.environment],
-    ["TUNNEL_ALLOWED_DSNS", text(options.allowedDsns)],
-    ["TUNNEL_ALLOWED_ORIGINS", text(options.allowedOrigins)],
-    ["TUNNEL_ROUTE", options.route],
-    ["TUNNEL_RETIRED_ROUTES", text(options.retiredRoutes)],
-    ["TUNNEL_SENTRY_PATHS", text(options.sentryPaths, true)],
-    ["TUNNEL_MAX_ENVELOPE_BYTES", text(options.maxEnvelopeBytes)],
-    ["TUNNEL_TIMEOUT_MS", text(options.timeoutMs)],
-    ["TUNNEL_RATE_LIMIT_PERIOD_SECONDS", text(options.limiterPeriodSeconds)],
-    ["TUNNEL_RATE_LIMITING", options.limiter === "off" ? "off" : undefined],
-    ["TUNNEL_LOG_FORWARDED", text(options.logForwarded, true)],
-    ["TUNNEL_SPOOL_QUEUE_NAME", spool?.queueName],
-    ["TUNNEL_DEAD_LETTER_QUEUE_NAME", spool?.deadLetterQueueName],
-    ["TUNNEL_SPOOL_MAX_RETRIES", text(spool?.maxRetries)],
-    ["TUNNEL_SPOOL_RETRY_SECONDS", text(spool?.retrySeconds)],
-    ["TUNNEL_SPOOL_MAX_AGE_SECONDS", text(spool?.maxAgeSeconds)],
-    ["TUNNEL_UPSTREAM_ORIGIN", options.upstreamOrigin],
-  ];
-  const variables = { ...options.variables, ...(Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as TunnelVariables) };
-  const bound: Partial<Record<keyof TunnelBindings, unknown>> = {
-    TUNNEL_RATE_LIMITER: options.limiter === "off" ? undefined : options.limiter,
-    TUNNEL_ANALYTICS: options.analytics,
-    TUNNEL_SPOOL: spool?.queue,
-    TUNNEL_SPOOL_BUCKET: spool?.bucket,
-    TUNNEL_SPOOL_CLIENT_BUDGET: spool?.clientBudget,
-    TUNNEL_SPOOL_TOTAL_BUDGET: spool?.totalBudget,
-  };
-  const bindings = Object.fromEntries(Object.entries(bound).filter(([, binding]) => binding !== undefined)) as TunnelBindings;
-  return { variables, bindings };
+/** Each Worker variable an option stands for: the option's name (what a refusal says), and its value as the variable's text. */
+const AS_VARIABLES: [keyof TunnelVariables, string, (options: TunnelOptions) => string | undefined][] = [
+  ["SENTRY_DSN", "dsn", (options) => options.dsn],
+  ["SENTRY_ENVIRONMENT", "environment", (options) => options.environment],
+  ["TUNNEL_ALLOWED_DSNS", "allowedDsns", (options) => text(options.allowedDsns)],
+  ["TUNNEL_ALLOWED_ORIGINS", "allowedOrigins", (options) => text(options.allowedOrigins)],
+  ["TUNNEL_ROUTE", "route", (options) => options.route],
+  ["TUNNEL_RETIRED_ROUTES", "retiredRoutes", (options) => text(options.retiredRoutes)],
+  ["TUNNEL_SENTRY_PATHS", "sentryPaths", (options) => text(options.sentryPaths, true)],
+  ["TUNNEL_MAX_ENVELOPE_BYTES", "maxEnvelopeBytes", (options) => text(options.maxEnvelopeBytes)],
+  ["TUNNEL_TIMEOUT_MS", "timeoutMs", (options) => text(options.timeoutMs)],
+  ["TUNNEL_RATE_LIMIT_PERIOD_SECONDS", "limiterPeriodSeconds", (options) => text(options.limiterPeriodSeconds)],
+  ["TUNNEL_RATE_LIMITING", "limiter", (options) => (options.limiter === "off" ? "off" : undefined)],
+  ["TUNNEL_LOG_FORWARDED", "logForwarded", (options) => text(options.logForwarded, true)],
+  ["TUNNEL_SPOOL_QUEUE_NAME", "spool.queueName", (options) => options.spool?.queueName],
+  ["TUNNEL_DEAD_LETTER_QUEUE_NAME", "spool.deadLetterQueueName", (options) => options.spool?.deadLetterQueueName],
+  ["TUNNEL_SPOOL_MAX_RETRIES", "spool.maxRetries", (options) => text(options.spool?.maxRetries)],
+  ["TUNNEL_SPOOL_RETRY_SECONDS", "spool.retrySeconds", (options) => text(options.spool?.retrySeconds)],
+  ["TUNNEL_SPOOL_MAX_AGE_SECONDS", "spool.maxAgeSeconds", (options) => text(options.spool?.maxAgeSeconds)],
+  ["TUNNEL_UPSTREAM_ORIGIN", "upstreamOrigin", (options) => options.upstreamOrigin],
+];
+
+/** Each binding an option stands for, the same way. */
+const AS_BINDINGS: [keyof TunnelBindings, string, (options: TunnelOptions) => unknown][] = [
+  ["TUNNEL_RATE_LIMITER", "limiter", (options) => (options.limiter === "off" ? undefined : options.limiter)],
+  ["TUNNEL_ANALYTICS", "analytics", (options) => options.analytics],
+  ["TUNNEL_SPOOL", "spool.queue", (options) => options.spool?.queue],
+  ["TUNNEL_SPOOL_BUCKET", "spool.bucket", (options) => options.spool?.bucket],
+  ["TUNNEL_SPOOL_CLIENT_BUDGET", "spool.clientBudget", (options) => options.spool?.clientBudget],
+  ["TUNNEL_SPOOL_TOTAL_BUDGET", "spool.totalBudget", (options) => options.spool?.totalBudget],
+];
+
+const OPTION_OF = new Map([...AS_VARIABLES, ...AS_BINDINGS].map(([name, option]) => [name as string, option]));
+
+/** The entries of `table` whose option is given, as the variables or bindings the reader takes. */
+function given<Name extends string, Value>(table: readonly [Name, string, (options: TunnelOptions) => Value | undefined][], options: TunnelOptions) {
+  return Object.fromEntries(table.map(([name, , value]) => [name, value(options)]).filter(([, value]) => value !== undefined));
 }
 
 /**
@@ -139,13 +117,14 @@ function asVariablesAndBindings(options: TunnelOptions): { variables: TunnelVari
  * Worker's variables and its bindings of fixed names.
  */
 export function createTunnel(options: TunnelOptions, runtime: TunnelRuntime = {}): TunnelWorker {
-  const { variables, bindings } = asVariablesAndBindings(options);
+  const variables = { ...options.variables, ...given(AS_VARIABLES, options) } as TunnelVariables;
+  const bindings = given(AS_BINDINGS, options) as TunnelBindings;
   try {
     const settings = readTunnelSettings(variables, { hostPaths: options.hostPaths ?? [], ...(options.release === undefined ? {} : { release: options.release }) });
     return createTunnelWorker(settings, bindings, runtime);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    const option = OPTION_OF[error.variable] ?? error.variable;
+    const option = OPTION_OF.get(error.variable) ?? error.variable;
     throw new ConfigError(option, error.message.slice(error.variable.length + 1));
   }
 }
