@@ -7,7 +7,6 @@ import { describe, expect, it } from "vitest";
 
 import { ConfigError, readConfig } from "./config.server";
 
-
 describe("readConfig", () => {
   it("has working defaults for an empty environment", () => {
     const config = readConfig({});
@@ -69,7 +68,6 @@ describe("readConfig", () => {
     expect((thrown as ConfigError).variable).toBe(variable);
     expect((thrown as ConfigError).message).toMatch(new RegExp(`^${variable} `));
   });
-
 });
 
 describe("wrangler.toml", () => {

@@ -1,11 +1,9 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { promisify } from "node:util";
 
 import { eventually, FOREIGN_TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import type { Browser } from "playwright-core";
@@ -16,24 +14,12 @@ import { AnalyticsSqlStandIn } from "../support/analytics-sql";
 import { launchChromium } from "../support/chromium";
 import { buildEnvelope } from "../support/envelopes";
 import { answerOk, FakeIngest } from "../support/fake-ingest";
+import { runProjectScript } from "../support/npm-script";
 import { APP_DSN, APP_ROUTE, startWorker, type RunningWorker } from "../support/worker";
 import { root } from "../support/workerd";
 
-const run = promisify(execFile);
 
-/** `npm run health`, as an operator runs it, with the stand-in's credentials unless `env` says otherwise. */
-async function health(args: string[], env: Record<string, string | undefined>): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    // Only these: the operator's shell may hold other Cloudflare settings. (The project's ProcessEnv
-    // type lists the Worker's variables, which the command does not read.)
-    const childEnv = { PATH: process.env.PATH, ...env } as Record<string, string | undefined> as NodeJS.ProcessEnv;
-    const { stdout, stderr } = await run(process.execPath, ["scripts/health.ts", ...args], { cwd: root, env: childEnv });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const health = (args: string[], env: Record<string, string | undefined>) => runProjectScript("health", args, env);
 
 const ofKind = (points: readonly CapturedDataPoint[], outcome: string, reason?: string) =>
   points.filter((point) => point.blobs?.[0] === outcome && (reason === undefined || point.blobs?.[1] === reason)).length;

@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { promisify } from "node:util";
 
 import { eventually } from "@edge-monitoring/tunnel/testing";
 
@@ -36,4 +37,28 @@ export async function startNpmScript(args: string[], urls: string[], env: Record
     throw error;
   }
   return { stop };
+}
+
+/** What a script that ran to its end printed, and its exit code. */
+export interface ScriptRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * One of the project's scripts (`scripts/<name>.ts`, what `npm run <name>` runs) as an operator
+ * runs it, to its end: on the project's Node, with `PATH` and `env` only, since the test's own
+ * shell may hold settings the script reads (a Cloudflare or Sentry token, say).
+ */
+export async function runProjectScript(name: string, args: readonly string[], env: Record<string, string | undefined>): Promise<ScriptRun> {
+  // The project's ProcessEnv type lists the Worker's variables, which the scripts do not need.
+  const childEnv = { PATH: process.env.PATH, ...env } as Record<string, string | undefined> as NodeJS.ProcessEnv;
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [`scripts/${name}.ts`, ...args], { cwd: root, env: childEnv });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as ScriptRun;
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
 }

@@ -1,30 +1,16 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { PROBE_MONITOR_NAME, SPOOL_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
 import { parseEnvelope } from "../support/envelopes";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
+import { runProjectScript } from "../support/npm-script";
 import { SentryApiStandIn } from "../support/sentry-api";
 import { APP_DSN, APP_ROUTE } from "../support/worker";
-import { root } from "../support/workerd";
 
-const run = promisify(execFile);
 const ORIGIN = "https://app.example.com";
 
-/** `npm run monitors` as an operator runs it, with only these variables. */
-async function monitors(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  // The project's ProcessEnv type lists the Worker's variables, which the command does not need.
-  const childEnv = { PATH: process.env.PATH, ...env } as Record<string, string | undefined> as NodeJS.ProcessEnv;
-  try {
-    const { stdout, stderr } = await run(process.execPath, ["scripts/monitors.ts", ...args], { cwd: root, env: childEnv });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const monitors = (args: string[], env: Record<string, string | undefined>) => runProjectScript("monitors", args, env);
 
 describe("npm run monitors: Sentry's uptime probe and the spool's cron monitor, from the repository's files (issue 47)", () => {
   let sentry: SentryApiStandIn;
