@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -82,6 +84,17 @@ describe("npm run monitors: Sentry's uptime probe and the spool's cron monitor, 
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim().split("\n")).toEqual([expect.stringContaining("answered GET /organizations/acme/uptime/")]);
     expect(sentry.calls.slice(calls).filter((call) => call.method !== "GET")).toEqual([]);
+    // A proxy's page where Sentry's API should be: one line, as what came.
+    const proxy = createServer((_request, response) => response.writeHead(200, { "content-type": "text/html" }).end("<html>Captive portal</html>"));
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const page = await monitors(["--origin", ORIGIN], { ...operator(), SENTRY_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      expect(page.code).toBe(1);
+      expect(page.stderr.trim().split("\n")).toEqual([expect.stringContaining("with 200 but no JSON: <html>Captive portal</html>")]);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
   });
 
   it("sends the probe once to a running app with --try, as the monitor will", async () => {
