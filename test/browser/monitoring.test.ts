@@ -71,6 +71,16 @@ async function openApp(page: Page, url: string): Promise<Page> {
   return page;
 }
 
+/** The app's own DSN, sent to the stand-in ingest; the spool retries from 1 s (wrangler.toml says 10), so that an outage's backlog drains within a test. */
+function appReportingTo(ingestOrigin: string) {
+  return {
+    SENTRY_DSN: APP_DSN,
+    SENTRY_ENVIRONMENT: ENVIRONMENT,
+    TUNNEL_UPSTREAM_ORIGIN: ingestOrigin,
+    TUNNEL_SPOOL_RETRY_SECONDS: "1",
+  };
+}
+
 /** An error thrown outside any handler, as an uncaught bug would be. */
 function throwUncaught(page: Page, message: string): Promise<void> {
   return page.evaluate((text) => {
@@ -81,13 +91,9 @@ function throwUncaught(page: Page, message: string): Promise<void> {
 }
 
 describe("monitoring in Chromium, through the tunnel", () => {
-  // Spool retries from 1 s (wrangler.toml says 10), so that an outage's backlog drains within a test.
   // The ingest also plays a third-party API, which the page's CSP must let it call.
   const { ingest, server, browser } = useIngestDevAndChromium((ingest) => ({
-    SENTRY_DSN: APP_DSN,
-    SENTRY_ENVIRONMENT: ENVIRONMENT,
-    TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
-    TUNNEL_SPOOL_RETRY_SECONDS: "1",
+    ...appReportingTo(ingest.origin),
     CSP_CONNECT_ORIGINS: ingest.origin,
     TUNNEL_ALLOWED_DSNS: TEAM_DSN,
   }));
@@ -565,13 +571,7 @@ function outageErrorOf(body: Buffer | null): string | undefined {
  * while and stores everything, which no other test must meet.
  */
 describe("monitoring in Chromium while Sentry is down", () => {
-  // Spool retries from 1 s (wrangler.toml says 10), so that an outage's backlog drains within a test.
-  const { ingest, server, browser } = useIngestDevAndChromium((ingest) => ({
-    SENTRY_DSN: APP_DSN,
-    SENTRY_ENVIRONMENT: ENVIRONMENT,
-    TUNNEL_UPSTREAM_ORIGIN: ingest.origin,
-    TUNNEL_SPOOL_RETRY_SECONDS: "1",
-  }));
+  const { ingest, server, browser } = useIngestDevAndChromium((ingest) => appReportingTo(ingest.origin));
 
   it("loses nothing: the page is answered 202, and each error reaches Sentry once it is back, as the browser sent it", async () => {
     let refused = 0;
