@@ -6,6 +6,7 @@ import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 
 import { ConfigError, readConfig } from "./config.server";
+import { LIST_WATCH_CRON } from "./monitoring/operator-monitors";
 
 describe("readConfig", () => {
   it("has working defaults for an empty environment", () => {
@@ -76,6 +77,8 @@ describe("wrangler.toml", () => {
     vars: Record<string, string>;
     ratelimits: { name: string; simple: { period: number } }[];
     queues: { producers: { queue: string; binding: string }[]; consumers: { queue: string; dead_letter_queue?: string; max_retries?: number }[] };
+    triggers: { crons: string[] };
+    assets: { binding?: string };
   };
 
   it("tells limited clients to wait exactly the rate limiter's period", () => {
@@ -99,5 +102,13 @@ describe("wrangler.toml", () => {
   it("binds every limit the tunnel requires while TUNNEL_RATE_LIMITING is on", () => {
     expect(readConfig(config.vars).tunnel.rateLimiting).toBe(true);
     expect(config.ratelimits.map((limiter) => limiter.name).sort()).toEqual(["TUNNEL_RATE_LIMITER", "TUNNEL_SPOOL_CLIENT_BUDGET", "TUNNEL_SPOOL_TOTAL_BUDGET"]);
+  });
+
+  it("runs the list watch on a Cron Trigger of its own, which scheduled() knows by its cron, and binds the assets whose scripts it checks", () => {
+    expect(config.triggers.crons).toContain(LIST_WATCH_CRON);
+    expect(config.triggers.crons.filter((cron) => cron !== LIST_WATCH_CRON)).toHaveLength(1);
+    expect(config.assets.binding).toBe("ASSETS");
+    // Off as shipped: it fetches lists from outside, which an operator turns on for their host.
+    expect(readConfig(config.vars).watch).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import { RELEASE } from "./release.generated";
 import { projectOf, readTunnelSettings, upstreamUrlFor, variableReader, type ProjectIdentity, type TunnelSettings, type TunnelVariables } from "@edge-monitoring/tunnel";
+import { readWatchSettings, type WatchSettings, type WatchVariables } from "@edge-monitoring/tunnel/watch";
 
 export { ConfigError } from "@edge-monitoring/tunnel";
 
@@ -7,6 +8,8 @@ export { ConfigError } from "@edge-monitoring/tunnel";
 export interface AppConfig {
   sentry: SentryConfig;
   tunnel: TunnelSettings;
+  /** The ad-block list watch of the Worker's Cron Trigger; `undefined` while `TUNNEL_WATCH` is off. */
+  watch: WatchSettings | undefined;
   /**
    * Whether `/sentry-example-page` and its loader page exist. They make the Worker report to Sentry
    * on request, so in production they are off unless the operator turns them on.
@@ -33,6 +36,7 @@ export interface SentryConfig {
 
 /** The variables this module reads besides the tunnel's; the rest of `env` (bindings) is not its concern. */
 export type ConfigEnv = TunnelVariables &
+  WatchVariables &
   Partial<Pick<Env, "SENTRY_TRACES_SAMPLE_RATE" | "SENTRY_TRACE_PROPAGATION_TARGETS" | "SENTRY_SELF_TEST" | "CSP_CONNECT_ORIGINS">>;
 
 /**
@@ -60,5 +64,6 @@ export function readConfig(env: ConfigEnv, appPaths: readonly string[] = []): Ap
       workerEnvelopeUrl: ownDsn && tunnel.upstreamOrigin ? upstreamUrlFor(ownDsn, tunnel.upstreamOrigin) : undefined,
     },
     tunnel,
+    watch: readWatchSettings(env),
   };
 }

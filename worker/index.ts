@@ -13,6 +13,10 @@ import { appPathsOf } from "./page-paths";
 import { workerReporting } from "./reporting";
 import { reportTunnelBug } from "./report-tunnel-bug";
 import { checkInSpool } from "./spool-heartbeat";
+import { watchLists } from "./list-watch";
+import { pageScripts } from "./page-scripts";
+import { LIST_WATCH_CRON } from "../app/monitoring/operator-monitors";
+import { memoryListStore, r2ListStore } from "@edge-monitoring/tunnel/watch";
 
 /**
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and
@@ -44,6 +48,11 @@ console.log(
         ? "local: SENTRY_DSN is npm start's placeholder, which no Sentry project receives"
         : `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`,
     ...tunnel.describe(),
+    list_watch: config.watch
+      ? `on: every 6 hours (${LIST_WATCH_CRON}), ${config.watch.lists.length} lists asked about ${config.watch.host}; check-ins to tunnel-blocklists`
+      : startupEnv.TUNNEL_WATCH_HOST
+        ? "off: TUNNEL_WATCH_HOST is set, but TUNNEL_WATCH is not on"
+        : "off: TUNNEL_WATCH=on (with TUNNEL_WATCH_HOST) watches the ad-block lists for rules against this site's monitoring",
     self_test: config.selfTest
       ? "on: /sentry-example-page reports to Sentry on request, within the per-client limit (SENTRY_SELF_TEST=off turns it off)"
       : "off: /sentry-example-page answers 404 (SENTRY_SELF_TEST=on turns it on)",
@@ -64,8 +73,20 @@ const app = withSentry(reporting.options, {
     });
   },
   // Sentry's wrapper reads the environment and the context, which the heartbeat itself does not.
-  scheduled(controller: ScheduledController, _env: Env, _ctx: ExecutionContext) {
-    return checkInSpool(tunnel, controller.cron);
+  // The watch's own trigger runs the watch (nothing while it is off); every other, the heartbeat.
+  scheduled(controller: ScheduledController, env: Env, _ctx: ExecutionContext) {
+    if (controller.cron !== LIST_WATCH_CRON) return checkInSpool(tunnel, controller.cron);
+    if (!config.watch) return;
+    return watchLists(
+      {
+        settings: config.watch,
+        tunnel,
+        scripts: () => pageScripts(env.ASSETS, build.assets),
+        // The spool's bucket keeps each list's last read for the next run's conditional request.
+        store: env.TUNNEL_SPOOL_BUCKET ? r2ListStore(env.TUNNEL_SPOOL_BUCKET) : memoryListStore(),
+      },
+      controller.cron,
+    );
   },
 } satisfies ExportedHandler<Env>);
 
@@ -85,7 +106,7 @@ export default {
     return tunnel.queue(batch);
   },
   scheduled(controller, env, ctx) {
-    // The spool's heartbeat ([triggers] in wrangler.toml), under the SDK so that its check-in is sent.
+    // The spool's heartbeat and the list watch ([triggers] in wrangler.toml), under the SDK so that their check-ins are sent.
     return app.scheduled!(controller, env, ctx);
   },
 } satisfies ExportedHandler<Env>;

@@ -96,7 +96,7 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
       (config.analytics_engine_datasets as DatasetSettings[]).map(({ binding, dataset }) => [binding, { dataset: dataset ?? binding }]),
     ),
     ...(options.spool === false ? {} : spoolBindings(config.queues as QueueSettings, config.r2_buckets as BucketSettings[])),
-    assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
+    assets: { directory: `${root}public`, binding: config.assets?.binding, routerConfig: { has_user_worker: true } },
   });
   return {
     ...worker,

@@ -1,0 +1,74 @@
+import { FiltersEngine, Request as FilterRequest, type NetworkFilter } from "@ghostery/adblocker";
+
+/** The engine's preprocessor environment: a `Map` of names to booleans, its class not exported. */
+type Env = Parameters<FiltersEngine["updateEnv"]>[0];
+
+/** A request a page of the site sends or loads, as a blocker sees it: never its body. */
+export interface WatchedRequest {
+  /** What it is for, in the operator's words: `envelopes`, `CSP reports`, `tunnel: true`, `script`. */
+  what: string;
+  /** Its path and query on the site. */
+  path: string;
+  type: "xmlhttprequest" | "script" | "csp_report";
+  /** What the operator does when a list blocks it. */
+  remedy: string;
+}
+
+/** The rules of one list kept for the site, under the name it is reported by. */
+export interface SiteRules {
+  list: string;
+  version: string;
+  rules: string;
+}
+
+export interface Block<R extends WatchedRequest = WatchedRequest> {
+  request: R;
+  /** The rule as the list writes it. */
+  rule: string;
+  list: string;
+  version: string;
+  /** The browser whose build of uBlock Origin applies the rule (its `!#if env_…` sections). */
+  browsers: string[];
+}
+
+/**
+ * uBlock Origin as most blocking visitors run it, on each browser whose lists' `!#if` sections
+ * differ: a rule that blocks on any of them loses those visitors' reports.
+ */
+const BROWSERS: ReadonlyArray<readonly [string, Env]> = [
+  ["Chromium", new Map([["ext_ublock", true], ["env_chromium", true]]) as Env],
+  ["Firefox", new Map([["ext_ublock", true], ["env_firefox", true]]) as Env],
+];
+
+/**
+ * Every request of `requests` that the lists block on `https://host/`: one engine over all lists,
+ * so that one list's exception (uBO Unbreak's `@@`) lifts another's block, as in the browser.
+ */
+export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], requests: readonly R[], host: string): Block<R>[] {
+  const engine = FiltersEngine.parse(lists.map((list) => list.rules).join("\n"), {
+    loadCosmeticFilters: false,
+    loadPreprocessors: true,
+    debug: true,
+  });
+  const origin = `https://${host}`;
+  const found = new Map<string, Block<R>>();
+  for (const [browser, env] of BROWSERS) {
+    engine.updateEnv(env);
+    for (const request of requests) {
+      const filterRequest = FilterRequest.fromRawDetails({ url: `${origin}${request.path}`, sourceUrl: `${origin}/`, type: request.type });
+      const { match, filter } = engine.match(filterRequest);
+      if (!match || !filter) continue;
+      const rule = ruleText(filter);
+      const key = `${request.path}\n${request.type}\n${rule}`;
+      const holder = lists.find((list) => list.rules.split("\n").includes(rule));
+      const block = found.get(key) ?? { request, rule, list: holder?.list ?? "?", version: holder?.version ?? "?", browsers: [] };
+      block.browsers.push(browser);
+      found.set(key, block);
+    }
+  }
+  return [...found.values()];
+}
+
+function ruleText(filter: NetworkFilter): string {
+  return filter.rawLine ?? filter.toString();
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+
+import { watchMessages } from "./messages.ts";
+import { memoryListStore } from "./store.ts";
+import type { WatchedRequest } from "./verdicts.ts";
+import { MAX_BLOCKS_SAID, watchBlockLists, type WatchLine, type WatchOptions } from "./watch.ts";
+
+const HOST = "app.example.com";
+const ROUTE = "/6b1xzn8op8";
+const REQUESTS: WatchedRequest[] = [
+  { what: "envelopes", path: ROUTE, type: "xmlhttprequest", remedy: "set TUNNEL_ROUTE" },
+  { what: "script", path: "/build/_shared/sdk.client-KICEP5M6.js", type: "script", remedy: "rename the chunk" },
+];
+const PRIVACY = "https://lists.test/privacy.txt";
+const UNBREAK = "https://lists.test/unbreak.txt";
+
+/** A list as the lists' servers publish them: a title, a version, rules. */
+const list = (title: string, ...rules: string[]) => `! Title: ${title}\n! Version: 202611281200\n! Last modified: Sat, 28 Nov 2026 12:00:00 +0000\n${rules.join("\n")}\n`;
+
+const TODAY = list("Privacy", "/monitoring?o=$xmlhttprequest", "||tracker.net^$third-party", "||other.org/6b1xzn8op8$xhr", "example.org##.banner");
+
+/** A list server on `fetch`: each URL's body, ETags, and what it was asked. */
+function listServer(bodies: Record<string, string | ((init: RequestInit | undefined) => Response | Promise<Response>)>) {
+  const asked: { url: string; ifNoneMatch: string | null }[] = [];
+  const fetcher = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = String(input);
+    const ifNoneMatch = new Headers(init?.headers).get("if-none-match");
+    asked.push({ url, ifNoneMatch });
+    const body = bodies[url];
+    if (typeof body === "function") return body(init);
+    if (body === undefined) return new Response("not found", { status: 404 });
+    const etag = `"${body.length}"`;
+    if (ifNoneMatch === etag) return new Response(null, { status: 304 });
+    return new Response(body, { headers: { etag } });
+  }) as typeof fetch;
+  return { fetcher, asked };
+}
+
+async function watch(bodies: Parameters<typeof listServer>[0], options: Partial<WatchOptions> = {}): Promise<WatchLine> {
+  const { fetcher } = listServer(bodies);
+  return watchBlockLists({ settings: { host: HOST, lists: Object.keys(bodies) }, requests: REQUESTS, fetch: fetcher, log: () => {}, ...options });
+}
+
+describe("watchBlockLists: whether the lists block what the site's pages send and load", () => {
+  it("says clear when no rule matches the site: generic rules for other paths, other sites' rules, third-party rules", async () => {
+    const line = await watch({ [PRIVACY]: TODAY });
+    expect(line).toMatchObject({ event: "tunnel_watch", v: 1, status: "clear", requests_checked: 2, blocks: [], reason: null });
+    expect(line.lists).toEqual([{ url: PRIVACY, outcome: "read", version: "202611281200", rules_kept: 1, detail: null }]);
+  });
+
+  it("says blocked, naming the rule, the list, its version and the path, for a rule on this site's route", async () => {
+    const line = await watch({ [PRIVACY]: `${TODAY}||${HOST}${ROUTE}$xhr\n` });
+    expect(line.status).toBe("blocked");
+    expect(line.blocks).toEqual([
+      { what: "envelopes", path: ROUTE, rule: `||${HOST}${ROUTE}$xhr`, list: PRIVACY, version: "202611281200", browsers: ["Chromium", "Firefox"], remedy: "set TUNNEL_ROUTE" },
+    ]);
+    const [message, ...more] = watchMessages(line);
+    expect(more).toEqual([]);
+    expect(message!.fingerprint).toEqual(["tunnel-watch", PRIVACY, `||${HOST}${ROUTE}$xhr`]);
+    expect(message!.message).toContain(`${PRIVACY} (version 202611281200) has the rule ||${HOST}${ROUTE}$xhr, which blocks envelopes (${ROUTE}) on ${HOST}`);
+    expect(message!.message).toContain("To do: set TUNNEL_ROUTE.");
+  });
+
+  it("catches the script that loads the SDK, and a rule one browser's section of the list holds", async () => {
+    const line = await watch({ [PRIVACY]: `${TODAY}!#if env_firefox\n/sdk.client-$script,1p\n!#endif\n` });
+    expect(line.blocks).toMatchObject([{ what: "script", rule: "/sdk.client-$script,1p", browsers: ["Firefox"], remedy: "rename the chunk" }]);
+  });
+
+  it("lets one list's exception lift another's block, as the browser does", async () => {
+    const line = await watch({ [PRIVACY]: `${TODAY}/6b1xzn8op8$xhr\n`, [UNBREAK]: list("Unbreak", `@@||${HOST}${ROUTE}$xhr`) });
+    expect(line.status).toBe("clear");
+  });
+
+  it("says one message per rule, and at most a bounded number of rules, however many a list matches with", async () => {
+    const many = Array.from({ length: 50 }, (_, index) => `/6b1xzn8op8$xhr,domain=${"x".repeat(index)}example.com|${HOST}`);
+    const line = await watch({ [PRIVACY]: list("Hostile", ...many, `/${"6b1xzn8op8"}$xhr`) });
+    expect(line.status).toBe("blocked");
+    expect(line.blocks.length).toBeLessThanOrEqual(MAX_BLOCKS_SAID);
+    expect(watchMessages(line).length).toBe(line.blocks.length);
+  });
+
+  it("asks again with the last read's ETag, and decides on what it kept when the list has not changed", async () => {
+    const store = memoryListStore();
+    const body = `${TODAY}||${HOST}${ROUTE}$xhr\n`;
+    const server = listServer({ [PRIVACY]: body });
+    const options = { settings: { host: HOST, lists: [PRIVACY] }, requests: REQUESTS, fetch: server.fetcher, store, log: () => {} };
+    await watchBlockLists(options);
+    const again = await watchBlockLists(options);
+    expect(server.asked.map((ask) => ask.ifNoneMatch)).toEqual([null, `"${body.length}"`]);
+    expect(again).toMatchObject({ status: "blocked", lists: [{ outcome: "unchanged", version: "202611281200" }] });
+  });
+
+  it.each([
+    ["a server error", () => new Response("down", { status: 503 }), "status", "answered 503"],
+    ["an HTML page", () => new Response("<!doctype html><title>Sign in</title>"), "not_a_list", "its first line is not a filter list's"],
+    ["bytes that are not UTF-8", () => new Response(new Uint8Array([0x21, 0x20, 0xff, 0xfe, 0x0a])), "not_a_list", "it is not UTF-8 text"],
+    ["a list with no filter", () => new Response("! Title: empty\n! Version: 1\n"), "not_a_list", "it holds no filter"],
+    ["a declared body over the limit", () => new Response("! x\n", { headers: { "content-length": "9000000" } }), "too_large", "declares 9000000 bytes, over 8388608"],
+    ["a streamed body over the limit", () => new Response(endless()), "too_large", "over 8388608 bytes"],
+    ["a refused connection", () => Promise.reject(new TypeError("connection refused")), "unreachable", "connection refused"],
+  ])("fails the run, never clear nor blocked, on %s", async (_, answer, outcome, detail) => {
+    const line = await watch({ [PRIVACY]: `${TODAY}||${HOST}${ROUTE}$xhr\n`, [UNBREAK]: answer });
+    expect(line).toMatchObject({ status: "failed", blocks: [], reason: `1 of 2 lists gave no verdict: ${UNBREAK} ${detail}` });
+    expect(line.lists[1]).toMatchObject({ url: UNBREAK, outcome, detail });
+    expect(watchMessages(line)).toEqual([]);
+  });
+
+  it("fails the run on a server that never finishes its body, within its time", async () => {
+    const stalled = (init: RequestInit | undefined) =>
+      new Response(
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode("! Title: slow\n"));
+            init?.signal?.addEventListener("abort", () => controller.error(init.signal!.reason));
+          },
+        }),
+      );
+    const line = await watch({ [PRIVACY]: stalled }, { limits: { timeoutMs: 200 } });
+    expect(line).toMatchObject({ status: "failed", lists: [{ outcome: "timeout", detail: "did not finish in time" }] });
+  });
+
+  it("fails the run when the requests to check cannot be listed", async () => {
+    const line = await watch({ [PRIVACY]: TODAY }, { requests: () => Promise.reject(new Error("ASSETS is not bound")) });
+    expect(line).toMatchObject({ status: "failed", reason: "the requests to check could not be listed: ASSETS is not bound", lists: [] });
+  });
+});
+
+/** A list that goes on for ever, in 64 KiB lines of rules. */
+function endless(): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const chunk = encoder.encode(`/a$xhr\n/${"x".repeat(65_536)}\n`);
+  return new ReadableStream(
+    {
+      start: (controller) => controller.enqueue(encoder.encode("! Title: endless\n")),
+      pull: (controller) => controller.enqueue(chunk),
+    },
+    { highWaterMark: 0 },
+  );
+}

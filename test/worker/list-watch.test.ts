@@ -1,0 +1,123 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { basename } from "node:path";
+
+import { eventually } from "@edge-monitoring/tunnel/testing";
+import type { WatchLine } from "@edge-monitoring/tunnel/watch";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+
+import { LIST_WATCH_CRON, LIST_WATCH_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
+import { BUNDLED_LISTS } from "../../scripts/filter-lists";
+import { startListServer, type ListServer } from "../../scripts/list-server";
+import { payloads, received } from "../support/envelopes";
+import { useIngestAndWorker } from "../support/ingest-and-worker";
+import { root } from "../support/workerd";
+import { APP_ROUTE } from "../support/worker";
+
+/** The site's public host, as an operator sets it. */
+const HOST = "app.example.com";
+/** uBO's Privacy list, where the site-specific rules against first-party error reporting live. */
+const PRIVACY = "privacy.min.txt";
+
+interface CheckIn {
+  monitor_slug: string;
+  status: string;
+  monitor_config?: { schedule: { value: string } };
+}
+interface SentryEvent {
+  message?: string;
+  level?: string;
+  fingerprint?: string[];
+}
+
+/** Every script `npm run build` wrote for the browser. */
+const buildScripts = () => readdirSync(`${root}public/build`, { recursive: true, encoding: "utf8" }).filter((path) => path.endsWith(".js"));
+
+/** uBlock Origin's default lists as Debian ships them: today's lists, as far as this machine knows. */
+const todays = Object.fromEntries(BUNDLED_LISTS.map((file) => [basename(file), readFileSync(file, "utf8")]));
+
+describe("the list watch: a Cron Trigger that asks the ad-block lists about the site's monitoring (issue 49)", () => {
+  let lists: ListServer;
+  beforeAll(async () => {
+    lists = await startListServer(todays);
+  });
+  afterAll(() => lists?.stop());
+  const { ingest, worker } = useIngestAndWorker(() => ({ TUNNEL_WATCH: "on", TUNNEL_WATCH_HOST: HOST, TUNNEL_WATCH_LISTS: lists.urls.join(",") }));
+
+  const checkIns = () => payloads<CheckIn>(received(ingest.deliveries), "check_in").filter((checkIn) => checkIn.monitor_slug === LIST_WATCH_MONITOR_SLUG);
+  const messages = () => payloads<SentryEvent>(received(ingest.deliveries), "event").filter((event) => event.fingerprint?.[0] === "tunnel-watch");
+  const lastLine = () => worker.logLines<WatchLine>("tunnel_watch").at(-1);
+  /** One run of the watch's trigger; its line is written before `scheduled()` returns, its reports soon after. */
+  const run = async () => {
+    const before = worker.logLines("tunnel_watch").length;
+    await worker.scheduled(LIST_WATCH_CRON);
+    await eventually(() => worker.logLines("tunnel_watch").length > before, 10_000, { saw: () => worker.logs.slice(-5) });
+    return lastLine()!;
+  };
+
+  beforeEach(() => {
+    for (const [name, text] of Object.entries(todays)) lists.set(name, text);
+    ingest.deliveries.length = 0;
+  });
+
+  it("checks in ok with today's lists, having asked about the route and every script the pages load, the SDK's among them", async () => {
+    const line = await run();
+    expect(line).toMatchObject({ status: "clear", host: HOST, blocks: [], reason: null });
+    expect(line.lists.map((list) => list.outcome)).toEqual(Object.keys(todays).map(() => "read"));
+    // The route, its CSP report path and Sentry's `tunnel: true` path; then every script of the build.
+    expect(line.requests_checked).toBe(3 + buildScripts().length);
+    await eventually(() => checkIns().length === 1);
+    expect(checkIns()[0]).toMatchObject({ status: "ok", monitor_config: { schedule: { value: LIST_WATCH_CRON } } });
+    expect(messages()).toEqual([]);
+  });
+
+  it("checks in error, and says in one message the rule, its list and the path, when a list gains a rule for this site's route", async () => {
+    const rule = `||${HOST}${APP_ROUTE}$xhr`;
+    lists.set(PRIVACY, `${todays[PRIVACY]}\n${rule}\n`);
+    const line = await run();
+    expect(line).toMatchObject({ status: "blocked", blocks: [{ what: "envelopes", path: APP_ROUTE, rule }] });
+    await eventually(() => checkIns().length === 1 && messages().length === 1);
+    expect(checkIns()[0]!.status).toBe("error");
+    const [message] = messages();
+    expect(message!.level).toBe("error");
+    expect(message!.fingerprint).toEqual(["tunnel-watch", lists.urls.find((url) => url.endsWith(PRIVACY)), rule]);
+    expect(message!.message).toContain(`has the rule ${rule}, which blocks envelopes (${APP_ROUTE}) on ${HOST}`);
+    expect(message!.message).toContain("TUNNEL_RETIRED_ROUTES");
+  });
+
+  it("catches a rule against the SDK's chunk, which the pages load as a script", async () => {
+    lists.set(PRIVACY, `${todays[PRIVACY]}\n||${HOST}/build/_shared/sdk.client-$script\n`);
+    const line = await run();
+    expect(line.blocks).toMatchObject([{ what: "script", path: expect.stringMatching(/^\/build\/_shared\/sdk\.client-\w+\.js$/) }]);
+  });
+
+  it("still checks in ok when a list gains the same rule for another site", async () => {
+    lists.set(PRIVACY, `${todays[PRIVACY]}\n||other.example.org${APP_ROUTE}$xhr\n`);
+    expect(await run()).toMatchObject({ status: "clear" });
+    await eventually(() => checkIns().length === 1);
+    expect(checkIns()[0]!.status).toBe("ok");
+  });
+
+  it.each([
+    ["fails", (response: import("node:http").ServerResponse) => void response.writeHead(503).end("down"), "answered 503"],
+    ["serves garbage", (response: import("node:http").ServerResponse) => void response.writeHead(200).end("<!doctype html><h1>Sign in to the Wi-Fi</h1>"), "its first line is not a filter list's"],
+  ])("checks in nothing, and says why in its line, when a list's server %s", async (_, answer, detail) => {
+    lists.set(PRIVACY, answer);
+    const line = await run();
+    expect(line).toMatchObject({ status: "failed", blocks: [] });
+    expect(line.reason).toContain(`${lists.urls.find((url) => url.endsWith(PRIVACY))} ${detail}`);
+    // The spool's heartbeat still checks in, so a check-in from this Worker would have arrived by then.
+    await worker.scheduled("*/5 * * * *");
+    await eventually(() => payloads<CheckIn>(received(ingest.deliveries), "check_in").length > 0);
+    expect(checkIns()).toEqual([]);
+  });
+
+  it("asks for a list again with the last read's ETag, and the server's 304 keeps its verdict", async () => {
+    lists.set(PRIVACY, `${todays[PRIVACY]}\n||${HOST}${APP_ROUTE}$xhr\n`);
+    await run();
+    const asked = lists.asked.length;
+    const line = await run();
+    expect(line).toMatchObject({ status: "blocked" });
+    expect(line.lists.every((list) => list.outcome === "unchanged")).toBe(true);
+    expect(lists.asked.slice(asked).every((request) => request.ifNoneMatch !== undefined)).toBe(true);
+  });
+});
