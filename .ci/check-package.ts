@@ -21,6 +21,7 @@ const CONSUMER = `import { ConfigError, createTunnel, createTunnelWorker, isTunn
 import type { AppFacts, LogLine, ProjectIdentity, SpoolHeartbeatLine, SpoolStats, TunnelBindings, TunnelDescription, TunnelOptions, TunnelRuntime, TunnelSettings, TunnelVariables } from "@edge-monitoring/tunnel";
 import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "@edge-monitoring/tunnel/testing";
 import { tunnelMiddleware } from "@edge-monitoring/tunnel/hono";
+import { memoryListStore, readWatchSettings, watchBlockLists, watchedRequestsOf, watchMessages, type WatchLine } from "@edge-monitoring/tunnel/watch";
 import { Hono } from "hono";
 
 const variables: TunnelVariables = { SENTRY_DSN: "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2" };
@@ -52,6 +53,10 @@ export default {
   async scheduled(): Promise<void> {
     const heartbeat: SpoolHeartbeatLine | undefined = await tunnel.spoolHeartbeat();
     console.log(heartbeat?.status);
+    const watch = readWatchSettings({ TUNNEL_WATCH: "on", TUNNEL_WATCH_HOST: "example.com" });
+    if (!watch) return;
+    const line: WatchLine = await watchBlockLists({ settings: watch, requests: watchedRequestsOf(description), store: memoryListStore() });
+    for (const { message, fingerprint } of watchMessages(line)) console.log(message, fingerprint);
   },
 };
 `;
@@ -100,7 +105,12 @@ try {
       name: "consumer",
       private: true,
       type: "module",
-      dependencies: { "@edge-monitoring/tunnel": `file:${tarball}`, "@sentry/core": rootPackage.dependencies["@sentry/core"], hono: rootPackage.devDependencies.hono },
+      dependencies: {
+        "@edge-monitoring/tunnel": `file:${tarball}`,
+        "@sentry/core": rootPackage.dependencies["@sentry/core"],
+        "@ghostery/adblocker": rootPackage.dependencies["@ghostery/adblocker"],
+        hono: rootPackage.devDependencies.hono,
+      },
       devDependencies: { typescript: rootPackage.devDependencies.typescript, "@cloudflare/workers-types": rootPackage.devDependencies["@cloudflare/workers-types"] },
     }),
   );

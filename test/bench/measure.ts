@@ -263,7 +263,7 @@ export function startAblatedTunnelWorker(ingestOrigin: string, without: string):
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** CPU time the process has used so far, user and system, in milliseconds. */
-function cpuMilliseconds(pid: number): number {
+export function cpuMilliseconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // Fields 14 and 15 of /proc/<pid>/stat (utime, stime), counted after the ")" of the name.
