@@ -120,7 +120,9 @@ async function keptLines(response: Response, host: string, maxBytes: number): Pr
   if (rules === 0) return { kind: "failed", reason: "not_a_list", detail: "it holds no filter" };
   const etag = response.headers.get("etag");
   const lastModified = response.headers.get("last-modified");
-  return { kind: "read", bytes, list: { etag, lastModified, version: header.version ?? header.modified ?? etag ?? "unversioned", rules: kept.join("\n") } };
+  // A list that names no version of its own (Debian's copies keep `%timestamp%`) goes by its ETag.
+  const version = header.version ?? header.modified ?? etag?.replace(/^(W\/)?"(.*)"$/, "$2") ?? "unversioned";
+  return { kind: "read", bytes, list: { etag, lastModified, version, rules: kept.join("\n") } };
 }
 
 /** `! Version: 202611281200` and `! Last modified: …`, as lists name their own version; a placeholder is none. */

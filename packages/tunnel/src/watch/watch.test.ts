@@ -61,6 +61,12 @@ describe("watchBlockLists: whether the lists block what the site's pages send an
     expect(message!.message).toContain("To do: set TUNNEL_ROUTE.");
   });
 
+  it("names a list that gives no version of its own by its ETag", async () => {
+    const body = "! Title: Privacy\n! Last modified: %timestamp%\n/monitoring?o=$xmlhttprequest\n";
+    const line = await watch({ [PRIVACY]: body });
+    expect(line.lists[0]!.version).toBe(String(body.length));
+  });
+
   it("catches the script that loads the SDK, and a rule one browser's section of the list holds", async () => {
     const line = await watch({ [PRIVACY]: `${TODAY}!#if env_firefox\n/sdk.client-$script,1p\n!#endif\n` });
     expect(line.blocks).toMatchObject([{ what: "script", rule: "/sdk.client-$script,1p", browsers: ["Firefox"], remedy: "rename the chunk" }]);
