@@ -4,35 +4,13 @@ import { freePort } from "../support/http";
 import { APP_ROUTE, APP_DSN } from "../support/worker";
 import { root, startWorkerd, wranglerCompatibility } from "../support/workerd";
 import { CORES_USED, onTheWorkersCore } from "./cores";
+import { userWorkerInspector } from "./devtools";
 import { envelopeLoad, examplesShapeOptions, startDrainingIngest } from "./measure";
 import { runLoad } from "./wrk";
 
 interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   hitCount?: number;
-}
-
-/** A minimal Chrome DevTools Protocol client: one request at a time, answers matched by id. */
-async function devtools(url: string) {
-  const socket = new WebSocket(url);
-  await new Promise((resolve, reject) => {
-    socket.addEventListener("open", resolve, { once: true });
-    socket.addEventListener("error", reject, { once: true });
-  });
-  let lastId = 0;
-  const waiting = new Map<number, (result: unknown) => void>();
-  socket.addEventListener("message", (message) => {
-    const data = JSON.parse(String(message.data)) as { id?: number; result?: unknown };
-    if (data.id !== undefined) waiting.get(data.id)?.(data.result);
-  });
-  return {
-    send<T>(method: string, params: object = {}): Promise<T> {
-      const id = ++lastId;
-      socket.send(JSON.stringify({ id, method, params }));
-      return new Promise<T>((resolve) => waiting.set(id, (result) => resolve(result as T)));
-    },
-    close: () => socket.close(),
-  };
 }
 
 const SAMPLING_MICROSECONDS = 100;
@@ -71,10 +49,7 @@ it("profiles the tunnel's isolate", async () => {
     const load = { url: `${origin}${examples ? "/" : APP_ROUTE}`, ...envelopeLoad(Number(process.env.BENCH_SIZE ?? 10 * 1024)) };
     await runLoad({ ...load, seconds: 1 });
 
-    const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { title: string; webSocketDebuggerUrl: string }[];
-    const app = targets.find((target) => target.title.includes("core:user"));
-    if (!app) throw new Error(`no user Worker among ${targets.map((target) => target.title).join(", ")}`);
-    const client = await devtools(app.webSocketDebuggerUrl);
+    const client = await userWorkerInspector(inspectorPort);
     await client.send("Profiler.enable");
     await client.send("Profiler.setSamplingInterval", { interval: SAMPLING_MICROSECONDS });
     await client.send("Profiler.start");

@@ -48,6 +48,8 @@ export interface WorkerOptions {
   without?: readonly string[];
   /** `TUNNEL_ANALYTICS` made to keep every point, for {@link RunningWorker.dataPoints}. */
   captureDataPoints?: boolean;
+  /** The V8 inspector's port, for a benchmark that reads the isolate's heap. */
+  inspectorPort?: number;
 }
 
 /** What keeps the data points, planted in the Worker, and the line it writes each in. */
@@ -97,6 +99,7 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
     ),
     ...(options.spool === false ? {} : spoolBindings(config.queues as QueueSettings, config.r2_buckets as BucketSettings[])),
     assets: { directory: `${root}public`, binding: config.assets?.binding, routerConfig: { has_user_worker: true } },
+    ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
   });
   return {
     ...worker,
