@@ -20,6 +20,8 @@ export type ListRead =
 export interface ListReadLimits {
   maxBytes: number;
   timeoutMs: number;
+  /** Lines kept for the site at most: what the engine then parses and holds. */
+  maxRules: number;
 }
 
 /** A list says what it is on its first line: `[Adblock Plus 2.0]`, or a `! Title:` comment. */
@@ -35,7 +37,7 @@ export async function readList(
   host: string,
   previous: StoredList | undefined,
   fetcher: typeof fetch,
-  { maxBytes, timeoutMs }: ListReadLimits,
+  { maxBytes, timeoutMs, maxRules }: ListReadLimits,
 ): Promise<ListRead> {
   const signal = AbortSignal.timeout(timeoutMs);
   const headers = new Headers({ accept: "text/plain" });
@@ -58,7 +60,7 @@ export async function readList(
     return { kind: "failed", reason: "too_large", detail: `declares ${declared} bytes, over ${maxBytes}` };
   }
   try {
-    return await keptLines(response, host, maxBytes);
+    return await keptLines(response, host, maxBytes, maxRules);
   } catch (error) {
     return failedBy(error, signal);
   }
@@ -70,7 +72,7 @@ function failedBy(error: unknown, signal: AbortSignal): ListRead {
 }
 
 /** The body, line by line: its opening checked, its version read, and the site's lines kept. */
-async function keptLines(response: Response, host: string, maxBytes: number): Promise<ListRead> {
+async function keptLines(response: Response, host: string, maxBytes: number, maxRules: number): Promise<ListRead> {
   const keep = siteRuleTest(host);
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
   const reader = response.body!.getReader();
@@ -88,6 +90,7 @@ async function keptLines(response: Response, host: string, maxBytes: number): Pr
     if (lines <= 40) header = { ...header, ...headerField(line) };
     if (line !== "" && !line.startsWith("!") && !line.startsWith("[")) rules += 1;
     if (keep(line)) kept.push(line);
+    if (kept.length > maxRules) return `it keeps over ${maxRules} rules that can match the site`;
     return undefined;
   };
   for (;;) {
@@ -112,7 +115,7 @@ async function keptLines(response: Response, host: string, maxBytes: number): Pr
       const problem = take(part);
       if (problem) {
         await reader.cancel().catch(() => undefined);
-        return { kind: "failed", reason: "not_a_list", detail: problem };
+        return { kind: "failed", reason: kept.length > maxRules ? "too_large" : "not_a_list", detail: problem };
       }
     }
     if (done) break;

@@ -48,6 +48,9 @@ export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], 
   const engine = FiltersEngine.parse(lists.map((list) => list.rules).join("\n"), {
     loadCosmeticFilters: false,
     loadPreprocessors: true,
+    // Kept apart, each with its raw line: optimised, the engine fuses like rules into one
+    // (`a <+> b <+> c`), which no list holds and no operator could act on.
+    enableOptimizations: false,
     debug: true,
   });
   const origin = `https://${host}`;

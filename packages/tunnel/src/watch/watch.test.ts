@@ -78,11 +78,13 @@ describe("watchBlockLists: whether the lists block what the site's pages send an
   });
 
   it("says one message per rule, and at most a bounded number of rules, however many a list matches with", async () => {
-    const many = Array.from({ length: 50 }, (_, index) => `/6b1xzn8op8$xhr,domain=${"x".repeat(index)}example.com|${HOST}`);
-    const line = await watch({ [PRIVACY]: list("Hostile", ...many, `/${"6b1xzn8op8"}$xhr`) });
-    expect(line.status).toBe("blocked");
-    expect(line.blocks.length).toBeLessThanOrEqual(MAX_BLOCKS_SAID);
-    expect(watchMessages(line).length).toBe(line.blocks.length);
+    const scripts = Array.from({ length: 30 }, (_, index): WatchedRequest => ({ what: "script", path: `/build/chunk-${index}.js`, type: "script", remedy: "rename it" }));
+    const line = await watch({ [PRIVACY]: list("Hostile", ...scripts.map((script) => `${script.path}$script`)) }, { requests: scripts });
+    expect(line).toMatchObject({ status: "blocked", blocks_found: 30 });
+    expect(line.blocks).toHaveLength(MAX_BLOCKS_SAID);
+    // Each the list's own rule, as the list writes it: never the engine's fusion of several.
+    expect(line.blocks.map((block) => [block.rule, block.list])).toEqual(scripts.slice(0, MAX_BLOCKS_SAID).map((script) => [`${script.path}$script`, PRIVACY]));
+    expect(watchMessages(line)).toHaveLength(MAX_BLOCKS_SAID);
   });
 
   it("asks again with the last read's ETag, and decides on what it kept when the list has not changed", async () => {
@@ -123,6 +125,18 @@ describe("watchBlockLists: whether the lists block what the site's pages send an
       );
     const line = await watch({ [PRIVACY]: stalled }, { limits: { timeoutMs: 200 } });
     expect(line).toMatchObject({ status: "failed", lists: [{ outcome: "timeout", detail: "did not finish in time" }] });
+  });
+
+  it("fails the run when the lists keep more rules for the site than the engine is given to hold", async () => {
+    const generic = Array.from({ length: 10 }, (_, index) => `/generic-${index}$xhr`);
+    const line = await watch({ [PRIVACY]: list("Privacy", ...generic.slice(0, 4)), [UNBREAK]: list("Unbreak", ...generic) }, { limits: { maxRules: 6 } });
+    expect(line).toMatchObject({ status: "failed", lists: [{ outcome: "read", rules_kept: 4 }, { outcome: "too_large", detail: "it keeps over 2 rules that can match the site" }] });
+  });
+
+  it("fails the run when its time is spent before every list is read, whatever each list's own time", async () => {
+    let clock = 0;
+    const line = await watch({ [PRIVACY]: TODAY, [UNBREAK]: TODAY }, { now: () => (clock += 1_000), limits: { runMs: 1_500 } });
+    expect(line).toMatchObject({ status: "failed", lists: [{ outcome: "read" }, { outcome: "timeout", detail: "the run's time was spent before it" }] });
   });
 
   it("fails the run when the requests to check cannot be listed", async () => {

@@ -49,7 +49,14 @@ export const MAX_BLOCKS_SAID = 10;
 /** A rule or a version as written in the line: a list's text is a stranger's. */
 const MAX_TEXT = 300;
 
-const LIMITS: ListReadLimits = { maxBytes: 8 * 1024 * 1024, timeoutMs: 60_000 };
+/** What one run may spend: per list, its bytes and time; in all, the rules kept and the time. */
+export interface WatchLimits extends ListReadLimits {
+  /** The whole run's time: a Cron Trigger's run is cut off at 15 minutes. */
+  runMs: number;
+}
+
+/** Today's lists keep some 7,000 rules for a site; a list that keeps far more is not one to trust. */
+const LIMITS: WatchLimits = { maxBytes: 8 * 1024 * 1024, timeoutMs: 60_000, maxRules: 50_000, runMs: 10 * 60_000 };
 
 export interface WatchOptions {
   settings: WatchSettings;
@@ -58,7 +65,7 @@ export interface WatchOptions {
   store?: ListStore;
   fetch?: typeof fetch;
   now?: () => number;
-  limits?: Partial<ListReadLimits>;
+  limits?: Partial<WatchLimits>;
   log?: (line: WatchLine) => void;
 }
 
@@ -122,7 +129,7 @@ export async function watchBlockLists(options: WatchOptions): Promise<WatchLine>
     return finish({ reason: `the requests to check could not be listed: ${messageOf(error)}` });
   }
   if (requests.length === 0) return finish({ reason: "there is no request to check: the tunnel has no route pages post to" });
-  const lists = await readLists(settings, store, fetcher, { ...LIMITS, ...options.limits }, line);
+  const lists = await readLists(settings, store, fetcher, { ...LIMITS, ...options.limits }, line, started + (options.limits?.runMs ?? LIMITS.runMs), now);
   const failed = line.lists.filter((list) => list.detail !== null);
   if (failed.length > 0) return finish({ reason: `${failed.length} of ${line.lists.length} lists gave no verdict: ${failed.map((list) => `${list.url} ${list.detail}`).join("; ")}` });
   let blocks: Block[];
@@ -142,19 +149,43 @@ export async function watchBlockLists(options: WatchOptions): Promise<WatchLine>
   });
 }
 
-/** One list at a time, so that only one body is ever being read; each outcome said in `line.lists`. */
-async function readLists(settings: WatchSettings, store: ListStore, fetcher: typeof fetch, limits: ListReadLimits, line: WatchLine): Promise<SiteRules[]> {
+/**
+ * One list at a time, so that only one body is ever being read, each within what is left of the
+ * run's time and of its rules; each outcome said in `line.lists`.
+ */
+async function readLists(
+  settings: WatchSettings,
+  store: ListStore,
+  fetcher: typeof fetch,
+  limits: WatchLimits,
+  line: WatchLine,
+  deadline: number,
+  now: () => number,
+): Promise<SiteRules[]> {
   const lists: SiteRules[] = [];
+  let rules = 0;
   for (const url of settings.lists) {
+    const left = deadline - now();
+    if (left <= 0) {
+      line.lists.push({ url, outcome: "timeout", version: null, rules_kept: null, detail: "the run's time was spent before it" });
+      continue;
+    }
     const previous = await store.get(settings.host, url).catch(() => undefined);
-    const read = await readList(url, settings.host, previous, fetcher, limits);
+    const read = await readList(url, settings.host, previous, fetcher, { ...limits, timeoutMs: Math.min(limits.timeoutMs, left), maxRules: limits.maxRules - rules });
     if (read.kind === "failed") {
       line.lists.push({ url, outcome: read.reason, version: null, rules_kept: null, detail: read.detail });
       continue;
     }
     if (read.kind === "read") await store.put(settings.host, url, read.list).catch(() => undefined);
     const version = read.list.version.slice(0, MAX_TEXT);
-    line.lists.push({ url, outcome: read.kind, version, rules_kept: read.list.rules === "" ? 0 : read.list.rules.split("\n").length, detail: null });
+    const kept = read.list.rules === "" ? 0 : read.list.rules.split("\n").length;
+    // A list read before, unchanged, counts too: the engine parses every list's rules at once.
+    if (rules + kept > limits.maxRules) {
+      line.lists.push({ url, outcome: "too_large", version: null, rules_kept: kept, detail: `the lists keep over ${limits.maxRules} rules that can match the site` });
+      continue;
+    }
+    rules += kept;
+    line.lists.push({ url, outcome: read.kind, version, rules_kept: kept, detail: null });
     lists.push({ list: url, version, rules: read.list.rules });
   }
   return lists;
