@@ -37,6 +37,9 @@ const tunnel = createTunnelWorker(config.tunnel, startupEnv, {
 const reporting = workerReporting(config, tunnel);
 const { clientMayReport } = reporting;
 
+/** Where the list watch keeps its lists' last reads when no spool bucket is bound: this isolate's memory. */
+const isolateListStore = memoryListStore();
+
 // Said once per isolate, so that an operator sees a missing spool before an outage does, and can
 // confirm from the logs what the pages post to and what else is still served.
 console.log(
@@ -83,7 +86,7 @@ const app = withSentry(reporting.options, {
         tunnel,
         scripts: () => pageScripts(env.ASSETS, build.assets),
         // The spool's bucket keeps each list's last read for the next run's conditional request.
-        store: env.TUNNEL_SPOOL_BUCKET ? r2ListStore(env.TUNNEL_SPOOL_BUCKET) : memoryListStore(),
+        store: env.TUNNEL_SPOOL_BUCKET ? r2ListStore(env.TUNNEL_SPOOL_BUCKET) : isolateListStore,
       },
       controller.cron,
     );

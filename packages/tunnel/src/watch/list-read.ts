@@ -68,7 +68,8 @@ export async function readList(
 
 function failedBy(error: unknown, signal: AbortSignal): ListRead {
   if (signal.aborted) return { kind: "failed", reason: "timeout", detail: "did not finish in time" };
-  return { kind: "failed", reason: "unreachable", detail: error instanceof Error ? error.message : String(error) };
+  // The runtime's words for a server's failure, which the server's own text can be part of.
+  return { kind: "failed", reason: "unreachable", detail: (error instanceof Error ? error.message : String(error)).slice(0, 300) };
 }
 
 /** The body, line by line: its opening checked, its version read, and the site's lines kept. */

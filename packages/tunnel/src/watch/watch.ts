@@ -129,7 +129,8 @@ export async function watchBlockLists(options: WatchOptions): Promise<WatchLine>
     return finish({ reason: `the requests to check could not be listed: ${messageOf(error)}` });
   }
   if (requests.length === 0) return finish({ reason: "there is no request to check: the tunnel has no route pages post to" });
-  const lists = await readLists(settings, store, fetcher, { ...LIMITS, ...options.limits }, line, started + (options.limits?.runMs ?? LIMITS.runMs), now);
+  const limits = { ...LIMITS, ...options.limits };
+  const lists = await readLists(settings, store, fetcher, limits, line, started + limits.runMs, now);
   const failed = line.lists.filter((list) => list.detail !== null);
   if (failed.length > 0) return finish({ reason: `${failed.length} of ${line.lists.length} lists gave no verdict: ${failed.map((list) => `${list.url} ${list.detail}`).join("; ")}` });
   let blocks: Block[];
