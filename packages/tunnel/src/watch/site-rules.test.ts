@@ -19,11 +19,16 @@ describe("siteRuleTest: what of a list can decide a request from the site to its
       "/ping$xhr,from=/exam/",
       "/track$xhr,~third-party",
       "||exam*.com/errors",
+      "/monitoring$xhr,image",
+      "/monitoring$~image",
+      "/x$xhr,header=server:/^nginx$/",
+      "$all,domain=example.com",
+      "/^https:\\/\\/[a-z.]+\\/[a-z0-9]{10}$/",
     ];
     expect(keptFor("app.example.com", lines)).toEqual(lines);
   });
 
-  it("drops comments, cosmetic filters, other hosts' rules, third-party rules and rules whose domains leave the host out", () => {
+  it("drops comments, cosmetic filters, other hosts' rules, third-party rules, rules whose domains leave the host out, rules for types the pages never send it, and rules that rewrite rather than block", () => {
     const lines = [
       "! Title: EasyPrivacy",
       "[Adblock Plus 2.0]",
@@ -41,6 +46,13 @@ describe("siteRuleTest: what of a list can decide a request from the site to its
       "/sentry.$script,domain=other.org",
       "/telemetry/$xhr,domain=~example.com",
       "/telemetry/$xhr,to=other.org",
+      "/monitoring$popup",
+      "/monitoring$image,doc",
+      "$popup,domain=app.example.com",
+      "/monitoring$xhr,removeparam=o",
+      "/monitoring$xhr,urlskip=?url",
+      "/^https:\\/\\/[a-z.]+\\/[a-z0-9]{10}$/$xhr,3p",
+      "/^https:\\/\\/app\\.example\\.com\\/$/$script,strict3p",
       "",
     ];
     expect(keptFor("app.example.com", lines)).toEqual([]);

@@ -8,11 +8,31 @@
 /** Cosmetic and HTML filters (`##`, `#@#`, `#?#`, `#$#`, `#%#`, `#+js`, `$$`): never a request's verdict. */
 const COSMETIC = /#[@?$%]{0,2}#|#\+js\(|\$@?\$/;
 
-/** A network filter's options start at its last `$`, unless that `$` sits in a regular expression's body. */
+/** What follows a `$` that starts options: an option's name, then `=`, `,` or the end. */
+const OPTION_START = /^~?[a-z0-9_-]+(?:=|,|$)/i;
+
+/**
+ * Where a network filter's options start (after its `$`; `$popup,domain=…` is all options), or -1
+ * when it has none. A `$` is also a regular expression's anchor and may sit in an option's value
+ * (`header=server:/^x$/`): a regular expression's options follow the first unescaped `/$`, and
+ * otherwise they follow the first `$` that an option's name follows.
+ */
+export function optionsAt(rule: string): number {
+  if (rule.startsWith("/")) {
+    for (let index = 1; index < rule.length - 1; index += 1) {
+      if (rule[index] === "\\") index += 1;
+      else if (rule[index] === "/" && rule[index + 1] === "$") return index + 2;
+    }
+  }
+  for (let at = rule.indexOf("$"); at >= 0; at = rule.indexOf("$", at + 1)) {
+    if (OPTION_START.test(rule.slice(at + 1))) return at + 1;
+  }
+  return -1;
+}
+
 function optionsOf(rule: string): string[] {
-  const at = rule.lastIndexOf("$");
-  if (at <= 0 || (rule.startsWith("/") && rule.indexOf("/", 1) > at)) return [];
-  return rule.slice(at + 1).split(",");
+  const at = optionsAt(rule);
+  return at < 0 ? [] : rule.slice(at).split(",");
 }
 
 /** Whether `host` is `domain` or under it; `domain` may end in `.*` (an entity: `example.*`). */
@@ -23,6 +43,17 @@ function isUnder(host: string, domain: string): boolean {
   }
   return host === domain || host.endsWith(`.${domain}`);
 }
+
+/**
+ * Resource types a site's pages send to it for monitoring, in both engines' spellings: the
+ * route's and Sentry's paths (`xhr`), the scripts, and CSP reports (`other`, `ping` in some
+ * browsers). A rule limited to other types (`$popup`, `$image`, `$doc`) cannot match them.
+ */
+const OUR_TYPES = new Set(["xhr", "xmlhttprequest", "script", "other", "ping", "beacon", "all"]);
+const TYPES = new Set([...OUR_TYPES, "popup", "image", "doc", "document", "frame", "subdocument", "css", "stylesheet", "media", "font", "object", "websocket", "webrtc", "genericblock", "inline-script", "inline-font", "popunder"]);
+
+/** Options that change a document or a URL rather than block a request to the site: never a verdict here. */
+const NOT_BLOCKING = new Set(["permissions", "urlskip", "uritransform", "removeparam", "csp", "replace", "redirect-rule", "cname"]);
 
 /** A `domain=`/`from=`/`to=` value: whether it lets the rule apply on `host`. Regular expressions are kept. */
 function domainsAllow(value: string, host: string): boolean {
@@ -45,8 +76,9 @@ function anchoredHost(pattern: string): string | undefined {
 
 /**
  * The test a list's lines pass to be kept for requests from `host` to itself: comments and
- * cosmetic filters go; network filters anchored to another host, third-party-only filters, and
- * filters whose `domain=`, `from=` or `to=` leave this host out go too. Preprocessor lines
+ * cosmetic filters go; network filters anchored to another host, third-party-only filters,
+ * filters whose `domain=`, `from=` or `to=` leave this host out, filters only for resource types
+ * the pages never send it, and filters that rewrite rather than block go too. Preprocessor lines
  * (`!#if`, `!#else`, `!#endif`) stay, so that the engine still knows which rules a browser skips.
  */
 export function siteRuleTest(host: string): (line: string) => boolean {
@@ -58,11 +90,13 @@ export function siteRuleTest(host: string): (line: string) => boolean {
     const rule = line.startsWith("@@") ? line.slice(2) : line;
     const anchored = anchoredHost(rule);
     if (anchored !== undefined && !isUnder(site, anchored)) return false;
-    for (const option of optionsOf(rule)) {
+    const options = optionsOf(rule);
+    for (const option of options) {
       const [name = "", value = ""] = option.split("=", 2);
-      if (name === "third-party" || name === "3p") return false;
+      if (name === "third-party" || name === "3p" || name === "strict3p" || NOT_BLOCKING.has(name)) return false;
       if ((name === "domain" || name === "from" || name === "to") && !domainsAllow(value, site)) return false;
     }
-    return true;
+    const types = options.filter((option) => TYPES.has(option));
+    return types.length === 0 || types.some((type) => OUR_TYPES.has(type));
   };
 }

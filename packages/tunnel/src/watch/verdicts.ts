@@ -1,4 +1,6 @@
-import { FiltersEngine, Request as FilterRequest, type NetworkFilter } from "@ghostery/adblocker";
+import { Config, FiltersEngine, parseFilters, Request as FilterRequest, type NetworkFilter } from "@ghostery/adblocker";
+
+import { droppedRuleBlocking, droppedRulesOf } from "./dropped-rules.ts";
 
 /** The engine's preprocessor environment: a `Map` of names to booleans, its class not exported. */
 type Env = Parameters<FiltersEngine["updateEnv"]>[0];
@@ -10,6 +12,8 @@ export interface WatchedRequest {
   /** Its path and query on the site. */
   path: string;
   type: "xmlhttprequest" | "script" | "csp_report";
+  /** Its HTTP method, for rules with `$method=`: `GET` for a script, `POST` for anything else unless said. */
+  method?: string;
   /** What the operator does when a list blocks it. */
   remedy: string;
 }
@@ -42,10 +46,11 @@ const BROWSERS: ReadonlyArray<readonly [string, Env]> = [
 
 /**
  * Every request of `requests` that the lists block on `https://host/`: one engine over all lists,
- * so that one list's exception (uBO Unbreak's `@@`) lifts another's block, as in the browser.
+ * so that one list's exception (uBO Unbreak's `@@`) lifts another's block, as in the browser; then
+ * the rules the engine drops that can still be checked (`dropped-rules.ts`). `unchecked` counts the rest.
  */
-export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], requests: readonly R[], host: string): Block<R>[] {
-  const engine = FiltersEngine.parse(lists.map((list) => list.rules).join("\n"), {
+export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], requests: readonly R[], host: string): { blocks: Block<R>[]; unchecked: number } {
+  const config = new Config({
     loadCosmeticFilters: false,
     loadPreprocessors: true,
     // Kept apart, each with its raw line: optimised, the engine fuses like rules into one
@@ -53,6 +58,9 @@ export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], 
     enableOptimizations: false,
     debug: true,
   });
+  const parsed = parseFilters(lists.map((list) => list.rules).join("\n"), config);
+  const engine = new FiltersEngine({ ...parsed, config });
+  const dropped = droppedRulesOf(parsed.notSupportedFilters);
   const origin = `https://${host}`;
   const found = new Map<string, Block<R>>();
   for (const [browser, env] of BROWSERS) {
@@ -60,8 +68,8 @@ export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], 
     for (const request of requests) {
       const filterRequest = FilterRequest.fromRawDetails({ url: `${origin}${request.path}`, sourceUrl: `${origin}/`, type: request.type });
       const { match, filter } = engine.match(filterRequest);
-      if (!match || !filter) continue;
-      const rule = ruleText(filter);
+      const rule = match && filter ? ruleText(filter) : droppedRuleBlocking(dropped.rules, filterRequest, request.method ?? (request.type === "script" ? "GET" : "POST"))?.raw;
+      if (rule === undefined) continue;
       const key = `${request.path}\n${request.type}\n${rule}`;
       const holder = lists.find((list) => list.rules.split("\n").includes(rule));
       const block = found.get(key) ?? { request, rule, list: holder?.list ?? "?", version: holder?.version ?? "?", browsers: [] };
@@ -69,7 +77,7 @@ export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], 
       found.set(key, block);
     }
   }
-  return [...found.values()];
+  return { blocks: [...found.values()], unchecked: dropped.unchecked };
 }
 
 function ruleText(filter: NetworkFilter): string {

@@ -44,7 +44,7 @@ async function watch(bodies: Parameters<typeof listServer>[0], options: Partial<
 describe("watchBlockLists: whether the lists block what the site's pages send and load", () => {
   it("says clear when no rule matches the site: generic rules for other paths, other sites' rules, third-party rules", async () => {
     const line = await watch({ [PRIVACY]: TODAY });
-    expect(line).toMatchObject({ event: "tunnel_watch", v: 1, status: "clear", requests_checked: 2, blocks: [], reason: null });
+    expect(line).toMatchObject({ event: "tunnel_watch", v: 1, status: "clear", requests_checked: 2, blocks: [], rules_unchecked: 0, reason: null });
     expect(line.lists).toEqual([{ url: PRIVACY, outcome: "read", version: "202611281200", rules_kept: 1, detail: null }]);
   });
 
@@ -70,6 +70,28 @@ describe("watchBlockLists: whether the lists block what the site's pages send an
   it("catches the script that loads the SDK, and a rule one browser's section of the list holds", async () => {
     const line = await watch({ [PRIVACY]: `${TODAY}!#if env_firefox\n/sdk.client-$script,1p\n!#endif\n` });
     expect(line.blocks).toMatchObject([{ what: "script", rule: "/sdk.client-$script,1p", browsers: ["Firefox"], remedy: "rename the chunk" }]);
+  });
+
+  it("checks uBO's $method rules itself, which the engine drops: a POST to the route, a GET of a script", async () => {
+    const rules = [`||${HOST}${ROUTE}$xhr,method=post`, `||${HOST}${ROUTE}$xhr,method=get`, "/sdk.client-$script,method=get|head", "/sdk.client-$script,method=~get"];
+    const line = await watch({ [PRIVACY]: list("Privacy", ...rules) });
+    expect(line.blocks.map((block) => [block.path, block.rule, block.list])).toEqual([
+      [ROUTE, rules[0], PRIVACY],
+      [REQUESTS[1]!.path, rules[2], PRIVACY],
+    ]);
+    expect(line.rules_unchecked).toBe(0);
+    expect(await watch({ [PRIVACY]: list("Privacy", rules[1]!, rules[3]!) })).toMatchObject({ status: "clear" });
+  });
+
+  it("checks the rules against randomised script paths that uBO writes with strict1p and to=, which the engine drops", async () => {
+    const shape = String.raw`/^https:\/\/[.\w]+\/build\/_shared\/sdk\.client-[A-Z0-9]{8}\.js$/$script,1p,strict1p,match-case,to=~gov|~edu`;
+    const line = await watch({ [PRIVACY]: list("Privacy", shape) });
+    expect(line).toMatchObject({ status: "blocked", rules_unchecked: 0, blocks: [{ what: "script", rule: shape, list: PRIVACY }] });
+  });
+
+  it("counts the rules for the site that the engine can read neither way, so that the line says what it could not check", async () => {
+    const line = await watch({ [PRIVACY]: list("Privacy", `||${HOST}${ROUTE}$xhr,header=x-sentry:/tunnel/`, `||${HOST}${ROUTE}$xhr,ipaddress=192.0.2.1`, "/monitoring?o=$xmlhttprequest") });
+    expect(line).toMatchObject({ status: "clear", rules_unchecked: 2 });
   });
 
   it("lets one list's exception lift another's block, as the browser does", async () => {

@@ -18,6 +18,11 @@ export interface WatchLine {
   /** Each rule that blocks a request, at most {@link MAX_BLOCKS_SAID}; `blocks_found` counts them all. */
   blocks: BlockLine[];
   blocks_found: number;
+  /**
+   * Rules kept for the site that the engine cannot read (uBO's `header=`, and other options it
+   * lacks): neither blocking nor clear. Above 0, `npm run check:blockers` asks uBO's own engine.
+   */
+  rules_unchecked: number | null;
   /** Why the run failed, when it did. */
   reason: string | null;
   duration_ms: number;
@@ -114,6 +119,7 @@ export async function watchBlockLists(options: WatchOptions): Promise<WatchLine>
     lists: [],
     blocks: [],
     blocks_found: 0,
+    rules_unchecked: null,
     reason: null,
     duration_ms: 0,
   };
@@ -133,20 +139,22 @@ export async function watchBlockLists(options: WatchOptions): Promise<WatchLine>
   const lists = await readLists(settings, store, fetcher, limits, line, started + limits.runMs, now);
   const failed = line.lists.filter((list) => list.detail !== null);
   if (failed.length > 0) return finish({ reason: `${failed.length} of ${line.lists.length} lists gave no verdict: ${failed.map((list) => `${list.url} ${list.detail}`).join("; ")}` });
-  let blocks: Block[];
+  let verdict: { blocks: Block[]; unchecked: number };
   try {
     // The engine is loaded here, not with the module: a Worker's isolates start without evaluating
     // it, and only the Cron Trigger's run pays for it.
     const { blocksOf } = await import("./verdicts.ts");
-    blocks = blocksOf(lists, requests, settings.host);
+    verdict = blocksOf(lists, requests, settings.host);
   } catch (error) {
     return finish({ reason: `the filter engine failed: ${messageOf(error)}` });
   }
+  const { blocks, unchecked } = verdict;
   return finish({
     status: blocks.length > 0 ? "blocked" : "clear",
     requests_checked: requests.length,
     blocks: blocks.slice(0, MAX_BLOCKS_SAID).map(blockLine),
     blocks_found: blocks.length,
+    rules_unchecked: unchecked,
   });
 }
 
