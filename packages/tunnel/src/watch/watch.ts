@@ -60,7 +60,7 @@ export interface WatchLimits extends ListReadLimits {
   runMs: number;
 }
 
-/** Today's lists keep some 7,000 rules for a site; a list that keeps far more is not one to trust. */
+/** Today's lists keep some 5,700 rules for a site; lists that keep far more are not to be trusted. */
 const LIMITS: WatchLimits = { maxBytes: 8 * 1024 * 1024, timeoutMs: 60_000, maxRules: 50_000, runMs: 10 * 60_000 };
 
 export interface WatchOptions {
