@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 
+import { tunnelUnderTest } from "../testing.ts";
+
 import { watchMessages } from "./messages.ts";
 import { memoryListStore } from "./store.ts";
 import type { WatchedRequest } from "./verdicts.ts";
-import { MAX_BLOCKS_SAID, watchBlockLists, type WatchLine, type WatchOptions } from "./watch.ts";
+import { MAX_BLOCKS_SAID, watchBlockLists, watchedRequestsOf, type WatchLine, type WatchOptions } from "./watch.ts";
 
 const HOST = "app.example.com";
 const ROUTE = "/6b1xzn8op8";
@@ -179,3 +181,26 @@ function endless(): ReadableStream<Uint8Array> {
     { highWaterMark: 0 },
   );
 }
+
+describe("watchedRequestsOf: what the tunnel's pages send, from its start line", () => {
+  const asked = (variables: Parameters<typeof tunnelUnderTest>[0]) =>
+    watchedRequestsOf(tunnelUnderTest(variables).tunnel.describe()).map(({ what, path, type }) => [what, path, type]);
+
+  it("asks about the route pages post to, its CSP report path and Sentry's tunnel: true path; not the routes kept for old pages", () => {
+    const [route, csp, sentry, ...more] = asked({ TUNNEL_RETIRED_ROUTES: "/k7q2x9" });
+    expect([route, csp, sentry?.slice(0, 1), sentry?.[2], more]).toEqual([
+      ["envelopes", expect.stringMatching(/^\/[a-z0-9]{10}$/), "xmlhttprequest"],
+      ["CSP reports", `${route![1]}/csp`, "csp_report"],
+      ["tunnel: true"],
+      "xmlhttprequest",
+      [],
+    ]);
+  });
+
+  it("asks about /monitoring with its query when pages post there, which EasyPrivacy blocks", () => {
+    expect(asked({ TUNNEL_ROUTE: "/monitoring", TUNNEL_SENTRY_PATHS: "off" })).toEqual([
+      ["envelopes", "/monitoring?o=4501&p=4502&r=us", "xmlhttprequest"],
+      ["CSP reports", "/monitoring/security-report", "csp_report"],
+    ]);
+  });
+});
