@@ -5,6 +5,13 @@
  * anything unclear is kept, for the engine to decide.
  */
 
+/**
+ * Raised whenever what {@link siteRuleTest} keeps changes (a test pins its output to this): a
+ * list's stored lines are reused on a 304 only under the same version (`store.ts`), so that an
+ * upgrade reads every list again rather than judging by lines the old code kept.
+ */
+export const SITE_RULES_VERSION = 2;
+
 /** Cosmetic and HTML filters (`##`, `#@#`, `#?#`, `#$#`, `#%#`, `#+js`, `$$`): never a request's verdict. */
 const COSMETIC = /#[@?$%]{0,2}#|#\+js\(|\$@?\$/;
 

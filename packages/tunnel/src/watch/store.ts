@@ -1,4 +1,5 @@
 import type { StoredList } from "./list-read.ts";
+import { SITE_RULES_VERSION } from "./site-rules.ts";
 
 /**
  * Where a list's last read is kept between runs, so that the next asks only whether it changed.
@@ -13,13 +14,17 @@ export interface ListStore {
 export function memoryListStore(): ListStore {
   const lists = new Map<string, StoredList>();
   return {
-    get: async (host, url) => lists.get(`${host} ${url}`),
-    put: async (host, url, list) => void lists.set(`${host} ${url}`, list),
+    get: async (host, url) => lists.get(`${SITE_RULES_VERSION} ${host} ${url}`),
+    put: async (host, url, list) => void lists.set(`${SITE_RULES_VERSION} ${host} ${url}`, list),
   };
 }
 
-/** Under this prefix in the bucket, one object per host and list: a few kilobytes each. */
-const PREFIX = "tunnel-watch/v1/";
+/**
+ * Under this prefix in the bucket, one object per host and list: some tens of kilobytes each.
+ * Lines kept by an earlier version of the site's rules stay under its prefix, never read again:
+ * one set per upgrade that changed them.
+ */
+const PREFIX = `tunnel-watch/v${SITE_RULES_VERSION}/`;
 
 /** Validators longer than this are not kept: R2's custom metadata is 2 KB in all. */
 const MAX_VALIDATOR = 512;
