@@ -32,7 +32,10 @@ export async function startListServer(lists: Record<string, ListAnswer>, port = 
     if (ifNoneMatch === etag) return void response.writeHead(304, { etag }).end();
     response.writeHead(200, { "content-type": "text/plain; charset=utf-8", etag }).end(answer);
   });
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", resolve);
+  });
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     urls: [...answers.keys()].map((name) => `${origin}/${name}`),

@@ -19,7 +19,15 @@ if (missing.length > 0) {
 }
 const lists = Object.fromEntries(files.map((file) => [basename(file), readFileSync(file, "utf8")]));
 if (values.rule) lists["local-rules.txt"] = `! Title: Rules given to npm run lists\n${values.rule.join("\n")}\n`;
-const server = await startListServer(lists, Number(values.port));
+const port = Number(values.port);
+if (!/^\d+$/.test(values.port) || port < 1 || port > 65535) {
+  console.error(`--port must be a port number, got "${values.port}"`);
+  process.exit(2);
+}
+const server = await startListServer(lists, port).catch((error: NodeJS.ErrnoException) => {
+  console.error(error.code === "EADDRINUSE" ? `Port ${port} is taken: give another with --port.` : error.message);
+  process.exit(2);
+});
 console.log(`Serving ${server.urls.length} lists. Put these in .dev.vars, then start the app (npm start):\n`);
 console.log(`TUNNEL_WATCH=on\nTUNNEL_WATCH_HOST=localhost\nTUNNEL_WATCH_LISTS=${server.urls.join(",")}\n`);
 console.log(`Run the check: curl "http://localhost:8787/cdn-cgi/local/scheduled?cron=17+*/6+*+*+*"`);
