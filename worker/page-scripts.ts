@@ -8,8 +8,8 @@ const MAX_SCRIPTS = 100;
 
 /**
  * Every script a page of the app can load, as paths: Remix's manifest itself, the client entry's
- * and the routes' modules it names, and every script those import, statically or not (the SDK's chunk is a
- * dynamic import), read from Static Assets as a browser would fetch them.
+ * and the routes' modules it names, and every script those import, statically or not (the SDK's
+ * chunk is a dynamic import), read from Static Assets as a browser would fetch them.
  */
 export async function pageScripts(assets: Fetcher, manifest: ServerBuild["assets"]): Promise<string[]> {
   const origin = "https://assets.invalid";
