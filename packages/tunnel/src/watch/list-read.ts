@@ -85,7 +85,10 @@ async function keptLines(response: Response, host: string, maxBytes: number, max
   let rules = 0;
   const take = (raw: string): string | undefined => {
     const line = raw.trim();
-    if (lines === 0 && !LIST_OPENING.test(line)) return "its first line is not a filter list's";
+    if (lines === 0) {
+      if (line === "") return undefined;
+      if (!LIST_OPENING.test(line)) return "its first line is not a filter list's";
+    }
     lines += 1;
     if (line.includes("\0")) return "it holds a NUL byte";
     if (lines <= 40) header = { ...header, ...headerField(line) };
@@ -129,12 +132,13 @@ async function keptLines(response: Response, host: string, maxBytes: number, max
   return { kind: "read", bytes, list: { etag, lastModified, version, rules: kept.join("\n") } };
 }
 
-/** `! Version: 202611281200` and `! Last modified: …`, as lists name their own version; a placeholder is none. */
+/** How a list names its own version, in its opening comments. */
 interface ListHeader {
   version?: string;
   modified?: string;
 }
 
+/** `! Version: 202611281200` and `! Last modified: …`; a placeholder (`%timestamp%`) is none. */
 function headerField(line: string): ListHeader {
   const field = /^!\s*(Version|Last modified)\s*:\s*(.{1,64})$/i.exec(line);
   if (!field || field[2]!.includes("%")) return {};

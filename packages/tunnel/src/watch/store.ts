@@ -26,7 +26,7 @@ export function memoryListStore(): ListStore {
  */
 const PREFIX = `tunnel-watch/v${SITE_RULES_VERSION}/`;
 
-/** Validators longer than this are not kept: R2's custom metadata is 2 KB in all. */
+/** Validators longer than this are not kept, and a version is cut to it: R2's custom metadata is 2 KB in all. */
 const MAX_VALIDATOR = 512;
 
 /** An R2 bucket (the spool's will do): the kept lines as the body, the validators as metadata. */
@@ -45,7 +45,7 @@ export function r2ListStore(bucket: R2Bucket): ListStore {
     async put(host, url, list) {
       const validator = (value: string | null) => (value && value.length <= MAX_VALIDATOR ? value : "");
       await bucket.put(await keyOf(host, url), list.rules, {
-        customMetadata: { etag: validator(list.etag), lastModified: validator(list.lastModified), version: list.version },
+        customMetadata: { etag: validator(list.etag), lastModified: validator(list.lastModified), version: list.version.slice(0, MAX_VALIDATOR) },
       });
     },
   };

@@ -63,6 +63,10 @@ describe("watchBlockLists: whether the lists block what the site's pages send an
     expect(message!.message).toContain("To do: set TUNNEL_ROUTE.");
   });
 
+  it("reads a list that opens with blank lines", async () => {
+    expect(await watch({ [PRIVACY]: `\n\r\n${TODAY}` })).toMatchObject({ status: "clear", lists: [{ outcome: "read", rules_kept: 1 }] });
+  });
+
   it("names a list that gives no version of its own by its ETag", async () => {
     const body = "! Title: Privacy\n! Last modified: %timestamp%\n/monitoring?o=$xmlhttprequest\n";
     const line = await watch({ [PRIVACY]: body });
