@@ -9,10 +9,8 @@ import { existsSync } from "node:fs";
 
 import { getTunnelPath } from "sentry-core-11";
 
+import { importsOf, scriptsReachable } from "../worker/page-scripts.ts";
 import { BUNDLED_LISTS, loadFilterEngines, type BlockerRequest, type Verdict } from "./filter-lists.ts";
-
-/** `import … from "x.js"`, `import "x.js"` and `import("x.js")`, as esbuild writes them. */
-const IMPORT = /(?:from|import)\s*\(?\s*["']([^"']+\.js)["']/g;
 
 /** Scripts followed from the page, at most: a page loads a few dozen. */
 const MAX_SCRIPTS = 300;
@@ -83,16 +81,9 @@ async function monitoringRequests(app: URL): Promise<Checked[] | string> {
 
 /** Every script the page names, and every one those import, statically or not. */
 async function scriptsOf(html: string, home: string): Promise<string[]> {
-  const found = new Set<string>();
-  const queue = [...html.matchAll(/(?:src|href)="([^"]+\.js)"/g), ...html.matchAll(IMPORT)].map((match) => new URL(match[1]!, home).href);
-  while (queue.length > 0 && found.size < MAX_SCRIPTS) {
-    const script = queue.shift()!;
-    if (found.has(script) || new URL(script).origin !== new URL(home).origin) continue;
-    found.add(script);
-    const text = await (await fetch(script)).text();
-    for (const match of text.matchAll(IMPORT)) queue.push(new URL(match[1]!, script).href);
-  }
-  return [...found];
+  const named = [...html.matchAll(/(?:src|href)="([^"]+\.js)"/g)].map((match) => new URL(match[1]!, home));
+  const scripts = await scriptsReachable([...named, ...importsOf(html, home)], new URL(home).origin, async (script) => (await fetch(script)).text(), MAX_SCRIPTS);
+  return scripts.map((script) => script.href);
 }
 
 process.exitCode = await main(process.argv.slice(2));
