@@ -5,12 +5,10 @@
  * the CSP report URL, and every script the page can load (the SDK's chunk among them); then asks uBlock Origin's and Ghostery's engines about each, with the list files
  * given, or uBlock Origin's default lists as Debian bundles them. Exits 1 when any is blocked.
  */
-import { existsSync } from "node:fs";
-
 import { getTunnelPath } from "sentry-core-11";
 
 import { importsOf, scriptsReachable } from "../worker/page-scripts.ts";
-import { BUNDLED_LISTS, loadFilterEngines, type BlockerRequest, type Verdict } from "./filter-lists.ts";
+import { listFiles, loadFilterEngines, type BlockerRequest, type Verdict } from "./filter-lists.ts";
 
 /** Scripts followed from the page, at most: a page loads a few dozen. */
 const MAX_SCRIPTS = 300;
@@ -23,11 +21,9 @@ async function main(args: string[]): Promise<number> {
   const urlAt = args.indexOf("--url");
   const app = new URL(urlAt >= 0 ? (args[urlAt + 1] ?? "") : `http://localhost:${process.env.PORT || 8787}`);
   const given = args.filter((_, index) => index !== urlAt && index !== urlAt + 1);
-  const files = given.length > 0 ? given : BUNDLED_LISTS;
-  const missing = files.filter((file) => !existsSync(file));
-  if (missing.length > 0) {
-    console.error(`No list file at ${missing.join(", ")}.`);
-    if (given.length === 0) console.error("Install uBlock Origin's lists (sudo apt-get install webext-ublock-origin-chromium), or name list files.");
+  const files = listFiles(given);
+  if (typeof files === "string") {
+    console.error(files);
     return 2;
   }
   const requests = await monitoringRequests(app);

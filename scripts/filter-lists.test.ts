@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 
 import { watchBlockLists, type WatchedRequest } from "@edge-monitoring/tunnel/watch";
 import { afterAll, describe, expect, it } from "vitest";
 
-import { BUNDLED_LISTS, loadFilterEngines } from "./filter-lists.ts";
+import { BUNDLED_LISTS, listTexts, loadFilterEngines } from "./filter-lists.ts";
 
 /**
  * Rules of the kinds a list could add against a site's monitoring, as uBO's lists write them:
@@ -51,11 +51,12 @@ describe("the list watch's verdicts, against uBlock Origin's own engine on the s
 
   it("blocks exactly what uBO blocks, for every host and path, today's lists and a few added rules", async () => {
     const engines = await loadFilterEngines(files);
-    const byUrl = new Map(files.map((file) => [`https://lists.test/${basename(file)}`, file]));
-    const fetcher = (async (input: RequestInfo | URL) => new Response(readFileSync(byUrl.get(String(input))!))) as typeof fetch;
+    const texts = listTexts(files);
+    const urls = Object.keys(texts).map((name) => `https://lists.test/${name}`);
+    const fetcher = (async (input: RequestInfo | URL) => new Response(texts[basename(String(input))])) as typeof fetch;
     for (const [host, paths] of Object.entries(CASES)) {
       const requests = paths.map(([path, type]): WatchedRequest => ({ what: path, path, type, remedy: "" }));
-      const line = await watchBlockLists({ settings: { host, lists: [...byUrl.keys()] }, requests, fetch: fetcher, log: () => {} });
+      const line = await watchBlockLists({ settings: { host, lists: urls }, requests, fetch: fetcher, log: () => {} });
       const watch = requests.map(({ path }) => `${host}${path} ${line.blocks.some((block) => block.path === path) ? "blocked" : "passes"}`);
       const ubo = requests.map(({ path, type }) => {
         const [verdict] = engines.verdicts({ url: `https://${host}${path}`, pageUrl: `https://${host}/`, type: type === "xmlhttprequest" ? "fetch" : type });

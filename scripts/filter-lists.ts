@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 
 import { FiltersEngine, Request as FilterRequest } from "@ghostery/adblocker";
@@ -17,6 +17,25 @@ export const BUNDLED_LISTS = [
   "ublock/quick-fixes.min.txt",
   "ublock/unbreak.min.txt",
 ].map((list) => join(BUNDLED_LISTS_DIR, list));
+
+/**
+ * The list files `given`, or else the bundled ones: their paths, or what to say when any is
+ * missing (with how to install the bundled ones).
+ */
+export function listFiles(given: readonly string[]): readonly string[] | string {
+  const files = given.length > 0 ? given : BUNDLED_LISTS;
+  const missing = files.filter((file) => !existsSync(file));
+  if (missing.length === 0) return files;
+  return [
+    `No list file at ${missing.join(", ")}.`,
+    ...(given.length === 0 ? ["Install uBlock Origin's lists (sudo apt-get install webext-ublock-origin-chromium), or name list files."] : []),
+  ].join("\n");
+}
+
+/** Each list file's text, by its file name: what a list server serves at `/<name>`. */
+export function listTexts(files: readonly string[] = BUNDLED_LISTS): Record<string, string> {
+  return Object.fromEntries(files.map((file) => [basename(file), readFileSync(file, "utf8")]));
+}
 
 /** A request as a blocker sees it: never its body. `type` is the browser's resource type. */
 export interface BlockerRequest {

@@ -4,15 +4,13 @@
 // per run, with every list changed (read and parsed in full) and unchanged (304s, kept lines from
 // R2), against the spool heartbeat's run as the control; the isolate's V8 heap through the
 // inspector; and the bundle's size, the engine's share of it. Nothing here is a test's verdict.
-import { readFileSync } from "node:fs";
-import { basename } from "node:path";
 import { gzipSync } from "node:zlib";
 
 import { build } from "esbuild";
 import { it } from "vitest";
 
 import { LIST_WATCH_CRON } from "../../app/monitoring/operator-monitors";
-import { BUNDLED_LISTS } from "../../scripts/filter-lists";
+import { listTexts } from "../../scripts/filter-lists";
 import { startListServer } from "../../scripts/list-server";
 import { FakeIngest } from "../support/fake-ingest";
 import { freePort } from "../support/http";
@@ -30,7 +28,7 @@ interface HeapUsage {
 }
 
 it("prices one run of the list watch in CPU, memory and bundle bytes", async () => {
-  const todays = Object.fromEntries(BUNDLED_LISTS.map((file) => [basename(file), readFileSync(file, "utf8")]));
+  const todays = listTexts();
   const lists = await startListServer(todays);
   const ingest = await FakeIngest.start();
   const variables = { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_WATCH: "on", TUNNEL_WATCH_HOST: "app.example.com", TUNNEL_WATCH_LISTS: lists.urls.join(",") };

@@ -1,12 +1,11 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { basename } from "node:path";
+import { readdirSync } from "node:fs";
 
 import { eventually } from "@edge-monitoring/tunnel/testing";
 import type { WatchLine } from "@edge-monitoring/tunnel/watch";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { LIST_WATCH_CRON, LIST_WATCH_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
-import { BUNDLED_LISTS } from "../../scripts/filter-lists";
+import { listTexts } from "../../scripts/filter-lists";
 import { startListServer, type ListServer } from "../../scripts/list-server";
 import { payloads, received } from "../support/envelopes";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
@@ -33,7 +32,7 @@ interface SentryEvent {
 const buildScripts = () => readdirSync(`${root}public/build`, { recursive: true, encoding: "utf8" }).filter((path) => path.endsWith(".js"));
 
 /** uBlock Origin's default lists as Debian ships them: today's lists, as far as this machine knows. */
-const todays = Object.fromEntries(BUNDLED_LISTS.map((file) => [basename(file), readFileSync(file, "utf8")]));
+const todays = listTexts();
 
 describe("the list watch: a Cron Trigger that asks the ad-block lists about the site's monitoring (issue 49)", () => {
   let lists: ListServer;
