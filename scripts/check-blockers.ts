@@ -20,7 +20,8 @@ interface Checked extends BlockerRequest {
 async function main(args: string[]): Promise<number> {
   const urlAt = args.indexOf("--url");
   const app = new URL(urlAt >= 0 ? (args[urlAt + 1] ?? "") : `http://localhost:${process.env.PORT || 8787}`);
-  const given = args.filter((_, index) => index !== urlAt && index !== urlAt + 1);
+  // Without --url, every argument is a list file (the first too).
+  const given = urlAt >= 0 ? args.filter((_, index) => index !== urlAt && index !== urlAt + 1) : args;
   const files = listFiles(given);
   if (typeof files === "string") {
     console.error(files);
