@@ -62,22 +62,40 @@ export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], 
   const engine = new FiltersEngine({ ...parsed, config });
   const dropped = droppedRulesOf(parsed.notSupportedFilters);
   const origin = `https://${host}`;
+  // Each request as the engine takes it, made once for every browser.
+  const asked = requests.map((request) => ({
+    request,
+    filterRequest: FilterRequest.fromRawDetails({ url: `${origin}${request.path}`, sourceUrl: `${origin}/`, type: request.type }),
+    method: request.method ?? (request.type === "script" ? "GET" : "POST"),
+  }));
+  const holderOf = listHolding(lists);
   const found = new Map<string, Block<R>>();
   for (const [browser, env] of BROWSERS) {
     engine.updateEnv(env);
-    for (const request of requests) {
-      const filterRequest = FilterRequest.fromRawDetails({ url: `${origin}${request.path}`, sourceUrl: `${origin}/`, type: request.type });
+    for (const { request, filterRequest, method } of asked) {
       const { match, filter } = engine.match(filterRequest);
-      const rule = match && filter ? ruleText(filter) : droppedRuleBlocking(dropped.rules, filterRequest, request.method ?? (request.type === "script" ? "GET" : "POST"))?.raw;
+      const rule = match && filter ? ruleText(filter) : droppedRuleBlocking(dropped.rules, filterRequest, method)?.raw;
       if (rule === undefined) continue;
       const key = `${request.path}\n${request.type}\n${rule}`;
-      const holder = lists.find((list) => list.rules.split("\n").includes(rule));
+      const holder = holderOf(rule);
       const block = found.get(key) ?? { request, rule, list: holder?.list ?? "?", version: holder?.version ?? "?", browsers: [] };
       block.browsers.push(browser);
       found.set(key, block);
     }
   }
   return { blocks: [...found.values()], unchecked: dropped.unchecked };
+}
+
+/** The first list that holds a rule, each list's lines indexed once, when a first block asks. */
+function listHolding(lists: readonly SiteRules[]): (rule: string) => SiteRules | undefined {
+  let index: Map<string, SiteRules> | undefined;
+  return (rule) => {
+    if (!index) {
+      index = new Map();
+      for (const list of [...lists].reverse()) for (const line of list.rules.split("\n")) index.set(line, list);
+    }
+    return index.get(rule);
+  };
 }
 
 function ruleText(filter: NetworkFilter): string {
