@@ -61,7 +61,9 @@ function configWith(edit: (toml: string) => string): string {
 
 // Each test starts the deploy script, which starts the built Worker to check its variables: some
 // 3 s alone, and past vitest's 5 s default beside the Worker tests.
-describe("npm run deploy, before anything is uploaded", { timeout: 30_000 }, () => {
+// A bound that holds on a loaded machine, where one start was seen past 30 s; each test waits for
+// the script to end, never for a timer.
+describe("npm run deploy, before anything is uploaded", { timeout: 120_000 }, () => {
   it("says in one line each what is missing, exits non-zero, and shows no stack trace", async () => {
     const { status, lines } = await deploy(["--var", "SENTRY_DSN:not-a-dsn"], { SENTRY_AUTH_TOKEN: "token" });
     expect(status).toBe(1);
@@ -89,7 +91,7 @@ describe("npm run deploy, before anything is uploaded", { timeout: 30_000 }, () 
     expect(lines[0]).toBe('Configuration: TUNNEL_ROUTE would shadow /build/*, which the app serves, got "/build/x"');
   });
 
-  it("checks the variables of the --env the deploy is for", { timeout: 60_000 }, async () => {
+  it("checks the variables of the --env the deploy is for", { timeout: 240_000 }, async () => {
     // Wrangler's environments do not inherit [vars]: the staging section's are the ones deployed.
     const config = join(root, ".cache/wrangler-with-env.toml");
     mkdirSync(join(root, ".cache"), { recursive: true });
@@ -121,6 +123,20 @@ describe("npm run deploy, before anything is uploaded", { timeout: 30_000 }, () 
         "or with --var SENTRY_DSN:<your project's DSN>, or deploy without monitoring on purpose: npm run deploy -- --monitoring=off",
       "Nothing was deployed or uploaded.",
     ]);
+  });
+
+  it("refuses production with a development upstream set, unless said on purpose", async () => {
+    const upstream = ["--var", `SENTRY_DSN:${DSN}`, "TUNNEL_UPSTREAM_ORIGIN:https://collector.example.net"];
+    const { status, lines } = await deploy(upstream, { CLOUDFLARE_API_TOKEN: "token" });
+    expect(status).toBe(1);
+    expect(lines).toEqual([
+      "Configuration: TUNNEL_UPSTREAM_ORIGIN is set to https://collector.example.net, so every envelope and the Worker's own events would go there instead of to Sentry: " +
+        "it is for development. Remove it from [vars], or deploy with it on purpose: npm run deploy -- --upstream-origin=on-purpose",
+      "Nothing was deployed or uploaded.",
+    ]);
+    const onPurpose = await deploy([...upstream, "--upstream-origin=on-purpose", "--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "dry-run-"))], { CLOUDFLARE_API_TOKEN: "token" });
+    expect(onPurpose.status).toBe(0);
+    expect(onPurpose.lines).toContain("--dry-run: exiting now.");
   });
 
   it("finds a DSN kept as a secret of the deployed Worker, and deploys without it in [vars]", async () => {

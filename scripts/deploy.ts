@@ -1,8 +1,9 @@
 // `npm run deploy`, after the build: checks what it can before anything is uploaded, deploys the
 // bundle the build prepared, and only then uploads the source maps to Sentry and finalises the
 // release, so that a failed deploy leaves no release behind. Extra arguments go to `wrangler
-// deploy` (`--var NAME:VALUE`, `--env`), but for `--monitoring=off`, which is ours: a production
-// deploy with an empty SENTRY_DSN is refused without it. Every failure is one line, never a stack trace.
+// deploy` (`--var NAME:VALUE`, `--env`), but for `--monitoring=off` and `--upstream-origin=on-purpose`,
+// which are ours: a production deploy with an empty SENTRY_DSN, or with TUNNEL_UPSTREAM_ORIGIN set,
+// is refused without them. Every failure is one line, never a stack trace.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
@@ -17,7 +18,10 @@ import { optionOf, passedVars } from "./wrangler-arguments.ts";
 /** Said by an operator who deploys to production without a DSN on purpose. */
 const MONITORING_OFF = "--monitoring=off";
 const monitoringOff = process.argv.includes(MONITORING_OFF);
-const passed = process.argv.slice(2).filter((arg) => arg !== MONITORING_OFF);
+/** Said by an operator who sends production's envelopes somewhere other than Sentry on purpose (a relay of their own). */
+const UPSTREAM_ON_PURPOSE = "--upstream-origin=on-purpose";
+const upstreamOnPurpose = process.argv.includes(UPSTREAM_ON_PURPOSE);
+const passed = process.argv.slice(2).filter((arg) => arg !== MONITORING_OFF && arg !== UPSTREAM_ON_PURPOSE);
 const problems: string[] = [];
 
 try {
@@ -116,6 +120,13 @@ async function workerConfigProblem(): Promise<string | undefined> {
     return /ConfigError: ([^\n]*)/.exec(output)?.[1] ?? message.split("\n")[0];
   } finally {
     await miniflare.dispose().catch(() => {});
+  }
+  const upstreamOrigin = String(vars.TUNNEL_UPSTREAM_ORIGIN ?? "").trim();
+  if (upstreamOrigin !== "" && sentryEnvironment === "production" && !upstreamOnPurpose) {
+    return (
+      `TUNNEL_UPSTREAM_ORIGIN is set to ${upstreamOrigin}, so every envelope and the Worker's own events would go there instead of to Sentry: ` +
+      `it is for development. Remove it from [vars], or deploy with it on purpose: npm run deploy -- ${UPSTREAM_ON_PURPOSE}`
+    );
   }
   if (refusedUnlessSecret && !dsnIsSecret) {
     return (

@@ -1,6 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer, type RequestListener } from "node:http";
+import type { AddressInfo } from "node:net";
 
 import { describe, expect, it } from "vitest";
+
+import { runProjectScript } from "../test/support/npm-script.ts";
 
 import { credentialsFrom, queryText } from "./health-report.ts";
 
@@ -30,5 +34,22 @@ describe("npm run health's queries and settings", () => {
     expect(credentialsFrom({ CLOUDFLARE_ACCOUNT_ID: "abc" })).toMatch(/^npm run health needs CLOUDFLARE_API_TOKEN:/);
     expect(credentialsFrom({ CLOUDFLARE_ACCOUNT_ID: "abc", CLOUDFLARE_API_TOKEN: "t" })).toEqual({ accountId: "abc", token: "t", baseUrl: "https://api.cloudflare.com/client/v4" });
     expect(credentialsFrom({ CLOUDFLARE_ACCOUNT_ID: "abc", CLOUDFLARE_API_TOKEN: "t", CLOUDFLARE_API_BASE_URL: "http://127.0.0.1:9/client/v4/" })).toMatchObject({ baseUrl: "http://127.0.0.1:9/client/v4" });
+  });
+
+  it("prints a broken API's answer without the token it echoes or the escape sequences it holds", { timeout: 60_000 }, async () => {
+    const token = "cf-token-5e1c2d";
+    const echo: RequestListener = (request, response) =>
+      // Raw, as a broken server sends it: JSON would have escaped the control characters.
+      void response.writeHead(403, { "content-type": "application/json" }).end(`{"error":"denied ${request.headers.authorization}\u001b]52;c;cm0gLXJm\u0007\u001b[2J"}`);
+    const api = createServer(echo);
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const run = await runProjectScript("health", [], { CLOUDFLARE_ACCOUNT_ID: "abc", CLOUDFLARE_API_TOKEN: token, CLOUDFLARE_API_BASE_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}` });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim()).toBe('Cloudflare\'s SQL API answered 403: {"error":"denied Bearer [redacted]]52;c;cm0gLXJm[2J"}');
+    } finally {
+      api.closeAllConnections();
+      await new Promise<void>((resolve) => api.close(() => resolve()));
+    }
   });
 });

@@ -4,6 +4,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
+import { boundedText, printable } from "./api-answer.ts";
+
 const QUERIES = fileURLToPath(new URL("../docs/queries/", import.meta.url));
 
 /** The last hour by the minute, or the last day by the quarter hour. */
@@ -54,22 +56,28 @@ type Row = Record<string, unknown>;
 
 async function runQuery({ accountId, token, baseUrl }: Credentials, query: string): Promise<Row[]> {
   const url = `${baseUrl}/accounts/${encodeURIComponent(accountId)}/analytics_engine/sql`;
+  // Whatever the far end says is printed without the token or a terminal's control characters.
+  const said = (text: string) => printable(text, [token]).replace(/\s+/g, " ").slice(0, 300);
   let response: Response;
+  let text: string;
   try {
     response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: `${query.trim()}\nFORMAT JSON`, signal: AbortSignal.timeout(30_000) });
+    text = await boundedText(response);
   } catch (error) {
-    throw new HealthQueryError(`Cloudflare's SQL API at ${url} could not be reached: ${(error as Error).message}`);
+    throw new HealthQueryError(`Cloudflare's SQL API at ${url} could not be read: ${said((error as Error).message)}`);
   }
-  const text = await response.text();
-  if (!response.ok) throw new HealthQueryError(`Cloudflare's SQL API answered ${response.status}: ${text.replace(/\s+/g, " ").slice(0, 300)}`);
+  if (!response.ok) throw new HealthQueryError(`Cloudflare's SQL API answered ${response.status}: ${said(text)}`);
   let answer: { data?: Row[] } | undefined;
   try {
     answer = JSON.parse(text) as { data?: Row[] };
   } catch {
     // A proxy's page, say: said as what came, below.
   }
-  if (!Array.isArray(answer?.data)) throw new HealthQueryError(`Cloudflare's SQL API answered without data: ${text.replace(/\s+/g, " ").slice(0, 300)}`);
-  return answer.data;
+  if (!Array.isArray(answer?.data)) throw new HealthQueryError(`Cloudflare's SQL API answered without data: ${said(text)}`);
+  const rows: unknown[] = answer.data;
+  return rows.map((row) =>
+    typeof row === "object" && row !== null ? Object.fromEntries(Object.entries(row).map(([name, value]) => [name, typeof value === "string" ? printable(value, [token]) : value])) : {},
+  );
 }
 
 /** ClickHouse's JSON quotes 64-bit integers; every figure is read as a number. */

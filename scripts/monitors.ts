@@ -1,11 +1,12 @@
-// npm run monitors -- --origin https://app.example.com [--env NAME] [--interval SECONDS]
+// npm run monitors -- --origin https://app.example.com [--env NAME] [--config FILE] [--interval SECONDS]
 // npm run monitors -- --try http://localhost:8787
 //
 // Creates, or updates, the two Sentry monitors that tell an operator the tunnel stopped delivering
 // without anyone looking (docs/operating.md, "Told without looking"), through Sentry's API:
 // - an uptime monitor that POSTs an envelope holding only an empty client report through the
 //   route the pages post to, at the site's public origin, and fails on anything but a 2xx;
-// - the cron monitor the spool's heartbeat checks in to, on wrangler.toml's Cron Trigger.
+// - the cron monitor the spool's heartbeat checks in to, on the Cron Trigger that runs it (every
+//   one of wrangler.toml's but the list watch's), when wrangler.toml binds a spool at all.
 // Run it again after any change: it finds both by name and updates them. `--try` sends the probe's
 // envelope once to a running app instead, with the variables `npm start` gives it (there, it lands
 // in Spotlight).
@@ -15,7 +16,8 @@ import { ConfigError, readTunnelSettings, tunnelUrlFor, type TunnelVariables } f
 import { unstable_readConfig } from "wrangler";
 
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults.ts";
-import { PROBE_MONITOR_NAME, probeEnvelope, SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "../app/monitoring/operator-monitors.ts";
+import { LIST_WATCH_CRON, PROBE_MONITOR_NAME, probeEnvelope, SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "../app/monitoring/operator-monitors.ts";
+import { boundedText, printable } from "./api-answer.ts";
 import { localVariables } from "./local-settings.ts";
 
 /** Sentry's uptime intervals, in seconds. */
@@ -25,7 +27,7 @@ const MAX_CHECK_REQUEST_BYTES = 1000;
 const PROBE_HEADERS: [string, string][] = [["Content-Type", "application/x-sentry-envelope"]];
 
 const { values } = parseArgs({
-  options: { origin: { type: "string" }, try: { type: "string" }, env: { type: "string" }, interval: { type: "string", default: "300" } },
+  options: { origin: { type: "string" }, try: { type: "string" }, env: { type: "string" }, config: { type: "string", default: "wrangler.toml" }, interval: { type: "string", default: "300" } },
   allowPositionals: false,
   strict: true,
 });
@@ -48,7 +50,7 @@ try {
 }
 
 async function main(): Promise<void> {
-  const config = unstable_readConfig({ config: "wrangler.toml", env: values.env });
+  const config = unstable_readConfig({ config: values.config, env: values.env });
   // Tried locally, the app's variables are those `npm start` gives it: the developer's, else its placeholder DSN.
   const vars: Record<string, string> = values.try ? { SENTRY_DSN: PLACEHOLDER_DSN, ...localVariables() } : { ...(config.vars as Record<string, string>) };
   if (process.env.SENTRY_DSN) vars.SENTRY_DSN = process.env.SENTRY_DSN;
@@ -74,12 +76,15 @@ async function main(): Promise<void> {
   }
   const interval = Number(values.interval);
   if (!INTERVALS.includes(interval)) throw new Refusal(`--interval must be one of Sentry's uptime intervals: ${INTERVALS.join(", ")} seconds`);
-  const cron = (config.triggers as { crons?: string[] } | undefined)?.crons?.[0];
-  if (!cron) throw new Refusal("wrangler.toml has no [triggers] crons, so the spool's heartbeat never runs: its cron monitor would only ever miss");
+  // The Worker's scheduled() runs the heartbeat for every trigger but the watch's.
+  const cron = (config.triggers as { crons?: string[] } | undefined)?.crons?.find((each) => each !== LIST_WATCH_CRON);
+  const spoolBound = (config.queues as { producers?: { binding: string }[] }).producers?.some((producer) => producer.binding === "TUNNEL_SPOOL") === true;
+  if (spoolBound && !cron) throw new Refusal("wrangler.toml binds a spool but has no Cron Trigger for its heartbeat in [triggers] crons: its cron monitor would only ever miss");
 
   const sentry = sentryApi((process.env.SENTRY_URL ?? "https://sentry.io").replace(/\/+$/, ""), token);
   await upsertProbe(sentry, { org, project, probeUrl: new URL(route, origin).href, body, interval, environment: vars.SENTRY_ENVIRONMENT || "production" });
-  await upsertHeartbeatMonitor(sentry, { org, project, cron });
+  if (spoolBound && cron) await upsertHeartbeatMonitor(sentry, { org, project, cron });
+  else console.log(`No cron monitor ${SPOOL_MONITOR_SLUG}: wrangler.toml binds no TUNNEL_SPOOL queue, so there is no spool and no heartbeat to watch`);
 }
 
 type SentryApi = ReturnType<typeof sentryApi>;
@@ -124,8 +129,11 @@ async function upsertHeartbeatMonitor(sentry: SentryApi, { org, project, cron }:
 
 /** A call to Sentry's API; `undefined` for a status in `absent`, a refusal for any other failure. */
 function sentryApi(base: string, token: string) {
+  // Whatever the far end says is printed without the token or a terminal's control characters.
+  const safe = (text: string) => printable(text, [token]).replace(/\s+/g, " ").slice(0, 300);
   return async <T>(method: string, path: string, body?: unknown, absent: number[] = []): Promise<T> => {
     let response: Response;
+    let text: string;
     try {
       response = await fetch(`${base}/api/0${path}`, {
         method,
@@ -133,12 +141,15 @@ function sentryApi(base: string, token: string) {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(30_000),
       });
+      if (absent.includes(response.status)) {
+        await response.body?.cancel();
+        return undefined as T;
+      }
+      text = await boundedText(response);
     } catch (error) {
-      throw new Refusal(`Sentry's API at ${base} could not be reached: ${(error as Error).message}`, 1);
+      throw new Refusal(`Sentry's API at ${base} could not be read: ${safe((error as Error).message)}`, 1);
     }
-    if (absent.includes(response.status)) return undefined as T;
-    const text = await response.text();
-    const said = text.replace(/\s+/g, " ").slice(0, 300);
+    const said = safe(text);
     if (!response.ok) throw new Refusal(`Sentry's API answered ${method} ${path} with ${response.status}: ${said}`, 1);
     try {
       return JSON.parse(text) as T;
@@ -159,7 +170,7 @@ async function tryProbe(url: URL, body: string): Promise<void> {
   const response = await fetch(url, { method: "POST", headers: Object.fromEntries(PROBE_HEADERS), body }).catch((error: Error) => {
     throw new Refusal(`${url.origin} could not be reached: ${error.message}`, 1);
   });
-  const said = (await response.text()).replace(/\s+/g, " ").slice(0, 200);
+  const said = printable(await boundedText(response).catch((error: Error) => error.message), []).replace(/\s+/g, " ").slice(0, 200);
   console.log(`POST ${url.href}: ${response.status} ${said}`);
   if (!response.ok) throw new Refusal(`The probe would fail: the uptime monitor takes only a 2xx`, 1);
 }

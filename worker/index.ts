@@ -49,7 +49,9 @@ console.log(
       ? "off: SENTRY_DSN is empty, so neither the pages nor the Worker report anything"
       : config.sentry.dsn === PLACEHOLDER_DSN
         ? "local: SENTRY_DSN is npm start's placeholder, which no Sentry project receives"
-        : `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`,
+        : config.tunnel.upstreamOrigin
+          ? `elsewhere: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}, but every envelope and the Worker's own events go to ${config.tunnel.upstreamOrigin} (TUNNEL_UPSTREAM_ORIGIN), not to Sentry`
+          : `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`,
     ...tunnel.describe(),
     list_watch: config.watch
       ? `on: every 6 hours (${LIST_WATCH_CRON}), ${config.watch.lists.length} lists asked about ${config.watch.host}; check-ins to tunnel-blocklists`

@@ -17,8 +17,9 @@ export interface ListWatch {
 
 /**
  * The watch's Cron Trigger: asks the lists about everything the pages post to and load, writes
- * the `tunnel_watch` line, and tells Sentry: one message per blocking rule, then a check-in, `ok`
- * when clear and `error` when blocked; none when the check failed, so that Sentry reports a miss.
+ * the `tunnel_watch` line, and tells Sentry: one message per blocking rule, or one saying why the
+ * check failed, then a check-in, `ok` when clear and `error` otherwise. A run cut off before it
+ * ends sends none, and Sentry reports a miss.
  */
 export async function watchLists({ settings, tunnel, scripts, store }: ListWatch, cron: string): Promise<void> {
   const requests = async (): Promise<WatchedRequest[]> => [
@@ -26,7 +27,12 @@ export async function watchLists({ settings, tunnel, scripts, store }: ListWatch
     ...(await scripts()).map((path): WatchedRequest => ({ what: "script", path, type: "script", remedy: SCRIPT_REMEDY })),
   ];
   const line = await watchBlockLists({ settings, requests, store });
-  if (line.status === "failed") return;
+  if (line.status === "failed") {
+    captureMessage(`The ad-block list watch could not check the lists for ${line.host}, so it knows neither that they block nor that they do not: ${line.reason}`, {
+      level: "warning",
+      fingerprint: ["tunnel-watch-failed"],
+    });
+  }
   for (const { message, fingerprint, tags } of watchMessages(line)) captureMessage(message, { level: "error", fingerprint, tags });
   captureCheckIn({ monitorSlug: LIST_WATCH_MONITOR_SLUG, status: line.status === "clear" ? "ok" : "error" }, listWatchMonitorConfig(cron));
 }

@@ -80,7 +80,11 @@ describe("npm run health: the tunnel's last hour at a glance, from its data poin
     expect(stdout).toContain("by project: 4502 8");
     expect(stdout).toMatch(/Refused: 4, by reason:\n\s+dsn_not_allowed\s+2\n\s+invalid_query\s+1\n\s+origin_not_allowed\s+1\n/);
     expect(stdout).toMatch(/Lost: 0, by reason:\n\s+none\n/);
-    expect(stdout).toContain("Spool: backlog 0 at last read (peak 3), oldest envelope peak 0 s, 3 delivered from it");
+    // The deepest backlog the heartbeat and the batches read: 3 on a quiet machine, fewer on a busy
+    // one, where the consumer can hold a batch before the heartbeat reads the queue.
+    const deepest = Math.max(...points.filter((point) => ["spool_batch", "spool_heartbeat"].includes(String(point.blobs?.[0]))).map((point) => Number(point.doubles?.[3])));
+    expect(deepest).toBeGreaterThan(0);
+    expect(stdout).toContain(`Spool: backlog 0 at last read (peak ${deepest}), oldest envelope peak 0 s, 3 delivered from it`);
     expect(stdout).toContain("statuses: 200 ×8 · 503 ×3");
   });
 

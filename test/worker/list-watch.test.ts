@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { LIST_WATCH_CRON, LIST_WATCH_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
 import { listTexts } from "../../scripts/filter-lists";
 import { startListServer, type ListServer } from "../../scripts/list-server";
-import { payloads, received } from "../support/envelopes";
+import { buildEnvelope, payloads, received } from "../support/envelopes";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { root } from "../support/workerd";
 import { APP_ROUTE } from "../support/worker";
@@ -44,6 +44,7 @@ describe("the list watch: a Cron Trigger that asks the ad-block lists about the 
 
   const checkIns = () => payloads<CheckIn>(received(ingest.deliveries), "check_in").filter((checkIn) => checkIn.monitor_slug === LIST_WATCH_MONITOR_SLUG);
   const messages = () => payloads<SentryEvent>(received(ingest.deliveries), "event").filter((event) => event.fingerprint?.[0] === "tunnel-watch");
+  const failures = () => payloads<SentryEvent>(received(ingest.deliveries), "event").filter((event) => event.fingerprint?.[0] === "tunnel-watch-failed");
   const lastLine = () => worker.logLines<WatchLine>("tunnel_watch").at(-1);
   /** One run of the watch's trigger; its line is written before `scheduled()` returns, its reports soon after. */
   const run = async () => {
@@ -99,15 +100,29 @@ describe("the list watch: a Cron Trigger that asks the ad-block lists about the 
   it.each([
     ["fails", (response: import("node:http").ServerResponse) => void response.writeHead(503).end("down"), "answered 503"],
     ["serves garbage", (response: import("node:http").ServerResponse) => void response.writeHead(200).end("<!doctype html><h1>Sign in to the Wi-Fi</h1>"), "its first line is not a filter list's"],
-  ])("checks in nothing, and says why in its line, when a list's server %s", async (_, answer, detail) => {
+  ])("checks in error, and says why in its line and in one message, when a list's server %s", async (_, answer, detail) => {
     lists.set(PRIVACY, answer);
     const line = await run();
     expect(line).toMatchObject({ status: "failed", blocks: [] });
     expect(line.reason).toContain(`${lists.urls.find((url) => url.endsWith(PRIVACY))} ${detail}`);
-    // The spool's heartbeat still checks in, so a check-in from this Worker would have arrived by then.
-    await worker.scheduled("*/5 * * * *");
-    await eventually(() => payloads<CheckIn>(received(ingest.deliveries), "check_in").length > 0);
-    expect(checkIns()).toEqual([]);
+    await eventually(() => checkIns().length === 1 && failures().length === 1);
+    expect(checkIns()[0]!.status).toBe("error");
+    expect(failures()[0]!.message).toContain(line.reason);
+    expect(messages()).toEqual([]);
+  });
+
+  it("ends its run, and serves a visitor's envelope meanwhile, when a list holds rules that would backtrack for ever", async () => {
+    const hostile = ["/^(.+)+!$/$xhr", "/a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*!$script"];
+    const { rules_unchecked: uncheckedToday } = await run();
+    lists.set(PRIVACY, `${todays[PRIVACY]}\n${hostile.join("\n")}\n`);
+    const before = worker.logLines("tunnel_watch").length;
+    const running = worker.scheduled(LIST_WATCH_CRON);
+    const answer = await worker.post(buildEnvelope().body);
+    expect(answer.status).toBe(200);
+    await running;
+    await eventually(() => worker.logLines("tunnel_watch").length > before, 10_000);
+    const line = lastLine()!;
+    expect(line).toMatchObject({ status: "clear", reason: null, rules_unchecked: uncheckedToday! + hostile.length });
   });
 
   it("asks for a list again with the last read's ETag, and the server's 304 keeps its verdict", async () => {

@@ -1,10 +1,14 @@
-import { createServer } from "node:http";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type RequestListener } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { PROBE_MONITOR_NAME, SPOOL_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
 import { parseEnvelope } from "../support/envelopes";
+import { root } from "../support/workerd";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { runProjectScript } from "../support/npm-script";
 import { SentryApiStandIn } from "../support/sentry-api";
@@ -95,6 +99,63 @@ describe("npm run monitors: Sentry's uptime probe and the spool's cron monitor, 
       proxy.closeAllConnections();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
     }
+  });
+
+  it("prints a broken API's answer without the token it echoes or the escape sequences it holds, and reads no more than a bound of it", async () => {
+    const answers: RequestListener[] = [
+      (request, response) =>
+        // Raw, as a broken server sends it: JSON would have escaped the control characters.
+        void response.writeHead(500, { "content-type": "application/json" }).end(`{"detail":"bad ${request.headers.authorization}\u001b]0;owned\u0007\u001b[2J\u009b31m"}`),
+      (_request, response) => {
+        response.writeHead(200, { "content-type": "application/json" });
+        const chunk = "x".repeat(64 * 1024);
+        const more = () => {
+          while (response.write(chunk));
+        };
+        response.on("drain", more);
+        response.on("close", () => response.off("drain", more));
+        more();
+      },
+    ];
+    const said: string[] = [];
+    for (const answer of answers) {
+      const api = createServer(answer);
+      await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+      try {
+        const run = await monitors(["--origin", ORIGIN], { ...operator(), SENTRY_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}` });
+        expect(run.code).toBe(1);
+        said.push(run.stderr.trim());
+      } finally {
+        api.closeAllConnections();
+        await new Promise<void>((resolve) => api.close(() => resolve()));
+      }
+    }
+    expect(said[0]).toContain("bad Bearer [redacted]]0;owned[2J31m");
+    expect(said[0]).not.toContain(sentry.token);
+    expect(said[0]).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(said[1]).toMatch(/could not be read: its answer is over 4194304 bytes, and was not read further$/);
+  });
+
+  it("creates no spool monitor for a Worker with no spool, and finds the heartbeat's trigger by what it runs, not by its place", async () => {
+    const wrangler = readFileSync(join(root, "wrangler.toml"), "utf8")
+      .replace('main = "build/index.js"', `main = "${root}build/index.js"`)
+      .replace('directory = "public"', `directory = "${root}public"`);
+    const configWith = (toml: string) => {
+      const file = join(mkdtempSync(join(tmpdir(), "monitors-")), "wrangler.toml");
+      writeFileSync(file, toml);
+      return file;
+    };
+    const watchFirst = configWith(wrangler.replace('crons = ["*/5 * * * *", "17 */6 * * *"]', 'crons = ["17 */6 * * *", "*/10 * * * *"]'));
+    expect((await monitors(["--origin", ORIGIN, "--config", watchFirst], operator())).code).toBe(0);
+    expect(sentry.monitors).toEqual([expect.objectContaining({ slug: SPOOL_MONITOR_SLUG, config: expect.objectContaining({ schedule: "*/10 * * * *" }) })]);
+
+    const calls = sentry.calls.length;
+    const noSpool = configWith(wrangler.replace(/\[\[queues\.producers\]\][^[]*/g, ""));
+    expect(readFileSync(noSpool, "utf8")).not.toContain("queues.producers");
+    const run = await monitors(["--origin", ORIGIN, "--config", noSpool], operator());
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run.stdout).toContain(`No cron monitor ${SPOOL_MONITOR_SLUG}: wrangler.toml binds no TUNNEL_SPOOL queue`);
+    expect(sentry.calls.slice(calls).filter((call) => call.path.includes("/monitors/"))).toEqual([]);
   });
 
   it("sends the probe once to a running app with --try, as the monitor will", async () => {

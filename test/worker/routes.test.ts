@@ -150,10 +150,12 @@ describe("the tunnel's routes (decision 016)", () => {
       expect(await pageSees(worker.fetch)).toEqual({ tunnel: "/k7q2x9", reportUri: "/k7q2x9/csp" });
     });
 
-    it("names in its start-up line the route pages post to and every path it serves", () => {
+    it("names in its start-up line the route pages post to, every path it serves, and the upstream that is not Sentry", () => {
       const start = worker.logs.find((line) => line.startsWith('{"event":"tunnel_start"'));
       expect(JSON.parse(start!)).toMatchObject({
-        monitoring: "on: project 4502, environment production",
+        // The tests' stand-in ingest is a development upstream, said as such even in production.
+        monitoring: `elsewhere: project 4502, environment production, but every envelope and the Worker's own events go to ${ingest.origin} (TUNNEL_UPSTREAM_ORIGIN), not to Sentry`,
+        upstream: `elsewhere: TUNNEL_UPSTREAM_ORIGIN sends every envelope to ${ingest.origin}, not to Sentry; it is for development and tests`,
         pages_post_to: "/k7q2x9",
         routes_served: ["/k7q2x9", APP_ROUTE, "/a3f8c1", "/monitoring"],
         csp_reports_served: ["/k7q2x9/csp", `${APP_ROUTE}/csp`, "/a3f8c1/csp", "/monitoring/security-report"],

@@ -13,6 +13,8 @@ export interface TunnelDescription {
   routes_served: readonly string[];
   csp_reports_served: readonly string[];
   sentry_sdk_paths_served: readonly string[];
+  /** Where envelopes go: each DSN's own Sentry, or the one origin `TUNNEL_UPSTREAM_ORIGIN` names instead. */
+  upstream: string;
   rate_limiter: string;
   spool: string;
   large_bodies: string;
@@ -26,8 +28,11 @@ export function describeTunnel(settings: TunnelSettings, bindings: TunnelBinding
     routes_served: settings.routes,
     csp_reports_served: settings.ownProject ? settings.routes.map(reportPathOf) : [],
     sentry_sdk_paths_served: settings.sentryPaths,
+    upstream: settings.upstreamOrigin
+      ? `elsewhere: TUNNEL_UPSTREAM_ORIGIN sends every envelope to ${settings.upstreamOrigin}, not to Sentry; it is for development and tests`
+      : "Sentry: each envelope to its DSN's own ingest",
     rate_limiter: settings.rateLimiting
-      ? `on: TUNNEL_RATE_LIMITER holds each client to its share, Retry-After ${settings.rateLimitPeriodSeconds} s`
+      ? `on: TUNNEL_RATE_LIMITER holds each client to its share, Retry-After ${settings.rateLimitPeriodSeconds} s; a call that fails refuses its request`
       : "off: TUNNEL_RATE_LIMITING=off, so no client is held to a share",
     spool: bindings.TUNNEL_SPOOL
       ? `on: TUNNEL_SPOOL, queue ${settings.spoolQueue} and dead letters ${settings.deadLetterQueue}` +

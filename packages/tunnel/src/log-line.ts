@@ -1,4 +1,5 @@
 import type { Answer, TunnelAnswerCode, TunnelOutcome } from "./answers.ts";
+import type { LimiterLine } from "./request/client-limiter.ts";
 import type { TunnelQuery } from "./request/query.ts";
 import type { RepeatedLines } from "./request/repeated-lines.ts";
 import { RECORD_VERSION_BLOB, type RECORD_VERSION } from "./shared/record-version.ts";
@@ -38,7 +39,7 @@ export interface RequestFacts {
 export const NO_FACTS: RequestFacts = { kind: "envelope", query: undefined, bytes: null, upstreamStatus: null };
 
 /** A line as the tunnel's stages make it, before it is written. */
-export type UnversionedLine = TunnelLogLine | SpoolLine;
+export type UnversionedLine = TunnelLogLine | SpoolLine | LimiterLine;
 
 /** Every structured line the tunnel writes: one per request, and the spool's, each with the record's version. */
 export type LogLine = UnversionedLine & { v: typeof RECORD_VERSION };

@@ -70,4 +70,38 @@ describe("createTunnel: the tunnel from typed options and binding objects", () =
       message: expect.stringMatching(/^spool\.clientBudget is not bound/),
     });
   });
+
+  it("refuses a limiter that is not a rate limiter, such as the whole env, naming the option", () => {
+    const env = { SENTRY_DSN: TEST_DSN, TUNNEL_RATE_LIMITER: EVERY_CLIENT };
+    expect(configRefusal(() => createTunnel({ dsn: TEST_DSN, limiter: env as unknown as typeof EVERY_CLIENT }))).toEqual({
+      variable: "limiter",
+      message: "limiter is not a Workers Rate Limiting binding (it has no limit() method): bind a [[ratelimits]] entry under this name, or pass that binding",
+    });
+  });
+
+  it("refuses the request, and says so in a line, when the limiter fails at run time", async () => {
+    const lines: unknown[] = [];
+    const failing = { limit: async (): Promise<RateLimitOutcome> => Promise.reject(new Error("the limiter's service is down")) };
+    const tunnel = createTunnel({ dsn: TEST_DSN, limiter: failing }, { fetch: new StubSentry().fetch, log: (line) => void lines.push(line) });
+    expect((await post(tunnel, tunnel.describe().pages_post_to!, TEST_DSN))?.status).toBe(429);
+    expect(lines).toContainEqual(expect.objectContaining({ event: "tunnel_limiter", status: "failed", error: "the limiter's service is down", failures: 1 }));
+    expect(tunnel.describe().rate_limiter).toMatch(/a call that fails refuses its request/);
+  });
+
+  it("refuses a second tunnel whose spool claims the first one's queue, naming the option", () => {
+    const spool = { queue: { send: async () => {} }, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT };
+    createTunnel({ dsn: TEST_DSN, route: "/q1w2e3", limiter: EVERY_CLIENT, spool: { ...spool, queueName: "shared-spool", deadLetterQueueName: "first-dead" } });
+    // The same tunnel built again (a new isolate's first request, say) is no second tunnel.
+    createTunnel({ dsn: TEST_DSN, route: "/q1w2e3", limiter: EVERY_CLIENT, spool: { ...spool, queueName: "shared-spool", deadLetterQueueName: "first-dead" } });
+    expect(configRefusal(() => createTunnel({ dsn: OTHER_TEST_DSN, route: "/r4t5y6", limiter: EVERY_CLIENT, spool: { ...spool, queueName: "shared-spool", deadLetterQueueName: "second-dead" } }))).toEqual({
+      variable: "spool.queueName",
+      message: expect.stringMatching(/^spool\.queueName is "shared-spool", which another tunnel in this Worker \(\/q1w2e3/),
+    });
+  });
+
+  it("names a development upstream in what it describes", () => {
+    expect(createTunnel({ dsn: TEST_DSN, limiter: "off", upstreamOrigin: "http://127.0.0.1:8969" }).describe().upstream).toBe(
+      "elsewhere: TUNNEL_UPSTREAM_ORIGIN sends every envelope to http://127.0.0.1:8969, not to Sentry; it is for development and tests",
+    );
+  });
 });

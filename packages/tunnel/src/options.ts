@@ -1,5 +1,5 @@
 import type { TunnelBindings, TunnelRuntime } from "./bindings.ts";
-import { readTunnelSettings, type TunnelVariables } from "./settings.ts";
+import { readTunnelSettings, type TunnelSettings, type TunnelVariables } from "./settings.ts";
 import { ConfigError } from "./shared/variables.ts";
 import type { SpoolQueue } from "./spool/store.ts";
 import { createTunnelWorker, type TunnelWorker } from "./worker.ts";
@@ -112,16 +112,41 @@ function given<Name extends string, Value>(table: readonly [Name, string, (optio
 }
 
 /**
+ * The queues this isolate's tunnels consume, each by the routes of the tunnel that claimed it:
+ * `queue()` hands a batch to the tunnel whose queue name it bears, so two tunnels under one name
+ * would take each other's envelopes, or leave them to the host.
+ */
+const claimedQueues = new Map<string, string>();
+
+/** Throws when another tunnel of this isolate (other routes) consumes a queue of the same name. */
+function claimQueues(settings: TunnelSettings): void {
+  const claimant = settings.routes.join(" ");
+  for (const [name, variable] of [
+    [settings.spoolQueue, "TUNNEL_SPOOL_QUEUE_NAME"],
+    [settings.deadLetterQueue, "TUNNEL_DEAD_LETTER_QUEUE_NAME"],
+  ] as const) {
+    const other = claimedQueues.get(name);
+    if (other !== undefined && other !== claimant) {
+      throw new ConfigError(variable, `is "${name}", which another tunnel in this Worker (${other}) consumes: give each tunnel's spool a queue of its own, and its name here`);
+    }
+  }
+  claimedQueues.set(settings.spoolQueue, claimant).set(settings.deadLetterQueue, claimant);
+}
+
+/**
  * Builds the tunnel and its spool once, from typed options: call it once per isolate, once per
  * tunnel. The same tunnel as `createTunnelWorker(readTunnelSettings(env), env)` builds from a
- * Worker's variables and its bindings of fixed names.
+ * Worker's variables and its bindings of fixed names. Tunnels with a spool must each name queues
+ * of their own.
  */
 export function createTunnel(options: TunnelOptions, runtime: TunnelRuntime = {}): TunnelWorker {
   const variables = { ...options.variables, ...given(AS_VARIABLES, options) } as TunnelVariables;
   const bindings = given(AS_BINDINGS, options) as TunnelBindings;
   try {
     const settings = readTunnelSettings(variables, { hostPaths: options.hostPaths ?? [], ...(options.release === undefined ? {} : { release: options.release }) });
-    return createTunnelWorker(settings, bindings, runtime);
+    const tunnel = createTunnelWorker(settings, bindings, runtime);
+    if (options.spool) claimQueues(settings);
+    return tunnel;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     const option = OPTION_OF.get(error.variable) ?? error.variable;

@@ -137,7 +137,7 @@ export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindi
       };
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
   const { limiter, clientBudget, totalBudget } = limitBindings(settings, bindings);
-  const clientAllowed = limiter ? createClientLimiter(limiter, settings.rateLimitPeriodSeconds, now) : EVERY_CLIENT;
+  const clientAllowed = limiter ? createClientLimiter(limiter, settings.rateLimitPeriodSeconds, now, write) : EVERY_CLIENT;
   const analytics = bindings.TUNNEL_ANALYTICS ?? NO_ANALYTICS;
   const limits = new SentryLimits(now);
   const stats = new SpoolStats();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { createClientLimiter } from "./client-limiter.ts";
+import { createClientLimiter, type LimiterLine } from "./client-limiter.ts";
 
 /** A binding that allows `limit` calls per key and counts every call it gets. */
 function countingBinding(limit: number) {
@@ -47,8 +47,10 @@ describe("createClientLimiter", () => {
     expect(binding.calls).toBe(1);
   });
 
-  it("lets the request through when the binding fails, and remembers nothing", async () => {
+  it("refuses the request when the binding fails, asks again next time, and says so once a period with the count of failures", async () => {
     let calls = 0;
+    let clock = 0;
+    const said: LimiterLine[] = [];
     const allows = createClientLimiter(
       {
         limit: async () => {
@@ -57,11 +59,17 @@ describe("createClientLimiter", () => {
         },
       },
       10,
-      () => 0,
+      () => clock,
+      (line) => void said.push(line),
     );
-    expect(await allows("203.0.113.9")).toBe(true);
-    expect(await allows("203.0.113.9")).toBe(true);
-    expect(calls).toBe(2);
+    expect([await allows("203.0.113.9"), await allows("203.0.113.9"), await allows("198.51.100.1")]).toEqual([false, false, false]);
+    expect(calls).toBe(3);
+    clock = 10_000;
+    await allows("203.0.113.9");
+    expect(said).toEqual([
+      { event: "tunnel_limiter", status: "failed", error: "limiter unavailable", failures: 1 },
+      { event: "tunnel_limiter", status: "failed", error: "limiter unavailable", failures: 3 },
+    ]);
   });
 
   it("remembers a bounded number of refused clients: past that, the binding is asked as before", async () => {

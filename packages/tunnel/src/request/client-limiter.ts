@@ -4,6 +4,16 @@ import { clientKey } from "./client-key.ts";
 /** Whether a client (by its `CF-Connecting-IP`) may send one more request now. */
 export type ClientLimiter = (ip: string | null) => Promise<boolean>;
 
+/** Said when the limiter's binding fails: at most one line per period, counting the calls that failed. */
+export interface LimiterLine {
+  event: "tunnel_limiter";
+  status: "failed";
+  /** The binding's own words for its last failure, cut short. */
+  error: string;
+  /** Calls that failed since the last such line, this one among them; each request was refused. */
+  failures: number;
+}
+
 /**
  * The Workers rate limiter, asked about every request but one from a client it has just refused:
  * that client is refused here until the limiter's window ends, without asking again. Windows are
@@ -11,18 +21,33 @@ export type ClientLimiter = (ip: string | null) => Promise<boolean>;
  * next window is refused by the binding again. So nothing gets through that the binding would
  * refuse, and a flood from one client costs one call per window instead of one per request.
  *
- * A limiter that fails lets the request through: losing monitoring is worse than a missed limit.
+ * A limiter that fails refuses the request, as a limiter that says no would: a binding that
+ * throws for every call must not lift every limit. `failed` is told of it, at most once a period,
+ * with the count of calls that failed meanwhile.
  */
-export function createClientLimiter(binding: Pick<RateLimit, "limit">, periodSeconds: number, now: () => number = Date.now): ClientLimiter {
+export function createClientLimiter(
+  binding: Pick<RateLimit, "limit">,
+  periodSeconds: number,
+  now: () => number = Date.now,
+  failed: (line: LimiterLine) => void = () => {},
+): ClientLimiter {
   const window = new LimitWindow(periodSeconds * 1000, now);
+  let failures = 0;
+  let saidAt = -Infinity;
   return async (ip) => {
     const key = clientKey(ip);
     if (window.isRefused(key)) return false;
     let success: boolean;
     try {
       ({ success } = await binding.limit({ key }));
-    } catch {
-      return true;
+    } catch (error) {
+      failures += 1;
+      if (now() - saidAt >= periodSeconds * 1000) {
+        failed({ event: "tunnel_limiter", status: "failed", error: (error instanceof Error ? error.message : String(error)).slice(0, 300), failures });
+        failures = 0;
+        saidAt = now();
+      }
+      return false;
     }
     if (!success) window.refuse(key);
     return success;

@@ -33,6 +33,14 @@ describe("checkEnvelopeDsn", () => {
     expect(checkEnvelopeDsn(`https://${KEY}:s3cret@sentry.example.com:443/7`, withSecret)).toEqual({ ok: false, reason: "dsn_not_allowed" });
   });
 
+  it("compares hosts without regard to case, and forwards to the allowed DSN's own ingest either way", () => {
+    const shouted = `https://${KEY}@O11.Ingest.US.Sentry.IO/21`;
+    const verdict = checkEnvelopeDsn(shouted, allowed);
+    expect(verdict.ok && verdict.allowed).toMatchObject({ dsn: US, upstreamUrl: "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0" });
+    const configuredShouting = compileAllowList([parseDsn(shouted)!], undefined);
+    expect([checkEnvelopeDsn(US, configuredShouting).ok, checkEnvelopeDsn(shouted, configuredShouting).ok]).toEqual([true, true]);
+  });
+
   it.each([
     ["another public key", `https://ffffffffffffffffffffffffffffffff@o11.ingest.us.sentry.io/21`],
     ["another project", `https://${KEY}@o11.ingest.us.sentry.io/99`],

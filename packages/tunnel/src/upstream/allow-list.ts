@@ -1,4 +1,4 @@
-import { parseDsn, type Dsn } from "./dsn.ts";
+import { hostFolded, parseDsn, type Dsn } from "./dsn.ts";
 import type { TunnelQuery } from "../request/query.ts";
 import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./ingest.ts";
 
@@ -9,20 +9,26 @@ interface AllowedDsn extends ProjectIdentity {
   upstreamUrl: string;
 }
 
-/** Keyed by the DSN's header text ({@link Dsn.text}). */
+/** Keyed by the DSN's header text ({@link Dsn.text}), and by that text with the host in lower case ({@link hostFolded}). */
 export type DsnAllowList = ReadonlyMap<string, AllowedDsn>;
 
 export function compileAllowList(dsns: readonly Dsn[], upstreamOrigin: string | undefined): DsnAllowList {
-  return new Map(dsns.map((dsn) => [dsn.text, { ...projectOf(dsn), dsn: dsn.text, upstreamUrl: upstreamUrlFor(dsn, upstreamOrigin) }]));
+  const allowList = new Map<string, AllowedDsn>();
+  for (const dsn of dsns) {
+    const allowed = { ...projectOf(dsn), dsn: dsn.text, upstreamUrl: upstreamUrlFor(dsn, upstreamOrigin) };
+    allowList.set(hostFolded(dsn), allowed).set(dsn.text, allowed);
+  }
+  return allowList;
 }
 
 type DsnVerdict = { ok: true; allowed: AllowedDsn } | { ok: false; reason: "dsn_invalid" | "dsn_not_allowed" };
 
 /**
  * Whether an envelope may pass: its DSN must be an allowed DSN, compared in one canonical form,
- * the DSN as the SDK writes it (`dsnToString`), which leaves out the legacy `:secret`. So an
- * allow-listed DSN matches whether it was configured or sent with its secret or without; anything
- * else (another case, a port written out, a path, text after the project id) does not. The DSN is
+ * the DSN as the SDK writes it (`dsnToString`), which leaves out the legacy `:secret`, with the
+ * host in lower case, as host names are compared. So an allow-listed DSN matches whether it was
+ * configured or sent with its secret or without, and whatever the case of its host; anything else
+ * (another case of the key, a port written out, a path, text after the project id) does not. The DSN is
  * the gate, as for Relay and `@sentry/core`'s `handleTunnelRequest` (decision 011).
  */
 export function checkEnvelopeDsn(dsnText: string, allowList: DsnAllowList): DsnVerdict {
@@ -31,7 +37,7 @@ export function checkEnvelopeDsn(dsnText: string, allowList: DsnAllowList): DsnV
   if (exact) return { ok: true, allowed: exact };
   const parsed = parseDsn(dsnText);
   if (!parsed) return { ok: false, reason: "dsn_invalid" };
-  const canonical = allowList.get(parsed.text);
+  const canonical = allowList.get(parsed.text) ?? allowList.get(hostFolded(parsed));
   return canonical ? { ok: true, allowed: canonical } : { ok: false, reason: "dsn_not_allowed" };
 }
 

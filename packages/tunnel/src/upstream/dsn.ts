@@ -39,3 +39,11 @@ export function parseDsn(input: string): Dsn | undefined {
   const dsn = { protocol: protocol as Dsn["protocol"], publicKey: publicKey!, host: host!, port, path, projectId: projectId! };
   return { ...dsn, text: `${dsn.protocol}://${dsn.publicKey}@${dsn.host}${port ? `:${port}` : ""}/${path}${dsn.projectId}` };
 }
+
+/**
+ * The DSN's text with its host in lower case: host names are compared without regard to case,
+ * so an envelope whose DSN differs from an allowed one only there is the same project's.
+ */
+export function hostFolded(dsn: Dsn): string {
+  return dsn.text.replace(`@${dsn.host}`, `@${dsn.host.toLowerCase()}`);
+}

@@ -1,3 +1,6 @@
+import { withoutSecrets } from "./list-name.ts";
+import { letRequestsThrough } from "./pause.ts";
+import { isListAddress } from "./settings.ts";
 import { siteRuleTest } from "./site-rules.ts";
 
 /** What a list's previous read left to ask again with: its validators, and what it kept. */
@@ -27,6 +30,15 @@ export interface ListReadLimits {
 /** A list says what it is on its first line: `[Adblock Plus 2.0]`, or a `! Title:` comment. */
 const LIST_OPENING = /^(\[adblock|!)/i;
 
+/** Characters in one line at most: today's lists' longest is some 5,500 (a `domain=` of many sites). */
+const MAX_LINE = 32 * 1024;
+
+/** Redirects followed at most, each to an address the watch would fetch itself. */
+const MAX_REDIRECTS = 5;
+
+/** Bytes read between two pauses that let the isolate's requests through. */
+const BYTES_BETWEEN_PAUSES = 256 * 1024;
+
 /**
  * One list, fetched with the validators of its last read (`If-None-Match`, `If-Modified-Since`),
  * read as a stream of lines so that only the lines kept for `host` are ever held: at most
@@ -45,9 +57,11 @@ export async function readList(
   if (previous?.lastModified) headers.set("if-modified-since", previous.lastModified);
   let response: Response;
   try {
-    response = await fetcher(url, { headers, signal, redirect: "follow" });
+    const answer = await fetchWithinAddresses(url, { headers, signal }, fetcher);
+    if (typeof answer === "string") return { kind: "failed", reason: "status", detail: answer };
+    response = answer;
   } catch (error) {
-    return failedBy(error, signal);
+    return failedBy(error, signal, url);
   }
   if (response.status === 304 && previous) return { kind: "unchanged", list: previous };
   if (response.status !== 200 || !response.body) {
@@ -62,74 +76,115 @@ export async function readList(
   try {
     return await keptLines(response, host, maxBytes, maxRules);
   } catch (error) {
-    return failedBy(error, signal);
+    return failedBy(error, signal, url);
   }
 }
 
-function failedBy(error: unknown, signal: AbortSignal): ListRead {
-  if (signal.aborted) return { kind: "failed", reason: "timeout", detail: "did not finish in time" };
-  // The runtime's words for a server's failure, which the server's own text can be part of.
-  return { kind: "failed", reason: "unreachable", detail: (error instanceof Error ? error.message : String(error)).slice(0, 300) };
+/**
+ * The answer at `url`, its redirects followed one at a time so that each is held to the addresses
+ * `TUNNEL_WATCH_LISTS` accepts: `fetch` would follow `https:` to plain `http:` anywhere. A string
+ * says why there is no answer to read.
+ */
+async function fetchWithinAddresses(url: string, init: RequestInit, fetcher: typeof fetch): Promise<Response | string> {
+  let at = url;
+  for (let redirects = 0; ; redirects += 1) {
+    const response = await fetcher(at, { ...init, redirect: "manual" });
+    const location = response.headers.get("location");
+    if (response.status < 300 || response.status > 399 || response.status === 304 || location === null) return response;
+    await response.body?.cancel().catch(() => undefined);
+    if (redirects === MAX_REDIRECTS) return `redirects more than ${MAX_REDIRECTS} times`;
+    const next = URL.parse(location, at);
+    if (!next || !isListAddress(next)) return `redirects to an address the watch does not fetch (only https://, or http:// on loopback)`;
+    at = next.href;
+  }
 }
 
-/** The body, line by line: its opening checked, its version read, and the site's lines kept. */
+function failedBy(error: unknown, signal: AbortSignal, url: string): ListRead {
+  if (signal.aborted) return { kind: "failed", reason: "timeout", detail: "did not finish in time" };
+  // The runtime's words for a server's failure, which the server's own text and the address can be part of.
+  return { kind: "failed", reason: "unreachable", detail: withoutSecrets(error instanceof Error ? error.message : String(error), url).slice(0, 300) };
+}
+
+/** A list's lines as they are taken: its opening checked, its version read, the site's lines kept. */
+class ListLines {
+  readonly kept: string[] = [];
+  header: ListHeader = {};
+  /** Lines that are filters, whether kept or not: a list with none is no list. */
+  filters = 0;
+  private lines = 0;
+  private readonly keep: (line: string) => boolean;
+  private readonly maxRules: number;
+
+  constructor(host: string, maxRules: number) {
+    this.keep = siteRuleTest(host);
+    this.maxRules = maxRules;
+  }
+
+  /** Takes one line; says why the list is refused, when it is. */
+  take(raw: string): { reason: ListFailure; detail: string } | undefined {
+    if (raw.length > MAX_LINE) return { reason: "not_a_list", detail: `a line is over ${MAX_LINE} characters` };
+    const line = raw.trim();
+    if (this.lines === 0) {
+      if (line === "") return undefined;
+      if (!LIST_OPENING.test(line)) return { reason: "not_a_list", detail: "its first line is not a filter list's" };
+    }
+    this.lines += 1;
+    if (line.includes("\0")) return { reason: "not_a_list", detail: "it holds a NUL byte" };
+    if (this.lines <= 40) this.header = { ...this.header, ...headerField(line) };
+    if (line !== "" && !line.startsWith("!") && !line.startsWith("[")) this.filters += 1;
+    if (this.keep(line)) this.kept.push(line);
+    if (this.kept.length > this.maxRules) return { reason: "too_large", detail: `it keeps over ${this.maxRules} rules that can match the site` };
+    return undefined;
+  }
+}
+
+/** The body, line by line, as {@link ListLines} takes it, within `maxBytes`. */
 async function keptLines(response: Response, host: string, maxBytes: number, maxRules: number): Promise<ListRead> {
-  const keep = siteRuleTest(host);
+  const list = new ListLines(host, maxRules);
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
   const reader = response.body!.getReader();
-  const kept: string[] = [];
-  let header: ListHeader = {};
   let pending = "";
   let bytes = 0;
-  let lines = 0;
-  let rules = 0;
-  const take = (raw: string): string | undefined => {
-    const line = raw.trim();
-    if (lines === 0) {
-      if (line === "") return undefined;
-      if (!LIST_OPENING.test(line)) return "its first line is not a filter list's";
-    }
-    lines += 1;
-    if (line.includes("\0")) return "it holds a NUL byte";
-    if (lines <= 40) header = { ...header, ...headerField(line) };
-    if (line !== "" && !line.startsWith("!") && !line.startsWith("[")) rules += 1;
-    if (keep(line)) kept.push(line);
-    if (kept.length > maxRules) return `it keeps over ${maxRules} rules that can match the site`;
-    return undefined;
+  let sincePause = 0;
+  const failed = async ({ reason, detail }: { reason: ListFailure; detail: string }): Promise<ListRead> => {
+    await reader.cancel().catch(() => undefined);
+    return { kind: "failed", reason, detail };
   };
   for (;;) {
     const { done, value } = await reader.read();
-    if (value) {
-      bytes += value.byteLength;
-      if (bytes > maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        return { kind: "failed", reason: "too_large", detail: `over ${maxBytes} bytes` };
-      }
-    }
+    bytes += value?.byteLength ?? 0;
+    sincePause += value?.byteLength ?? 0;
+    if (bytes > maxBytes) return failed({ reason: "too_large", detail: `over ${maxBytes} bytes` });
     let text: string;
     try {
-      text = pending + decoder.decode(value, { stream: !done });
+      text = decoder.decode(value, { stream: !done });
     } catch {
-      await reader.cancel().catch(() => undefined);
-      return { kind: "failed", reason: "not_a_list", detail: "it is not UTF-8 text" };
+      return failed({ reason: "not_a_list", detail: "it is not UTF-8 text" });
     }
-    const parts = text.split("\n");
-    pending = done ? "" : parts.pop()!;
-    for (const part of parts) {
-      const problem = take(part);
-      if (problem) {
-        await reader.cancel().catch(() => undefined);
-        return { kind: "failed", reason: kept.length > maxRules ? "too_large" : "not_a_list", detail: problem };
-      }
+    // Each line taken once it ends: only the unfinished line is carried over, and it is bounded,
+    // so that a list of one long line costs what a list of many short ones does.
+    let start = 0;
+    for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n", start)) {
+      const problem = list.take(pending + text.slice(start, end));
+      pending = "";
+      start = end + 1;
+      if (problem) return failed(problem);
     }
+    pending += text.slice(start);
+    const problem = done ? (pending === "" ? undefined : list.take(pending)) : pending.length > MAX_LINE ? list.take(pending) : undefined;
+    if (problem) return failed(problem);
     if (done) break;
+    if (sincePause >= BYTES_BETWEEN_PAUSES) {
+      sincePause = 0;
+      await letRequestsThrough();
+    }
   }
-  if (rules === 0) return { kind: "failed", reason: "not_a_list", detail: "it holds no filter" };
+  if (list.filters === 0) return { kind: "failed", reason: "not_a_list", detail: "it holds no filter" };
   const etag = response.headers.get("etag");
   const lastModified = response.headers.get("last-modified");
   // A list that names no version of its own (Debian's copies keep `%timestamp%`) goes by its ETag.
-  const version = header.version ?? header.modified ?? etag?.replace(/^(W\/)?"(.*)"$/, "$2") ?? "unversioned";
-  return { kind: "read", bytes, list: { etag, lastModified, version, rules: kept.join("\n") } };
+  const version = list.header.version ?? list.header.modified ?? etag?.replace(/^(W\/)?"(.*)"$/, "$2") ?? "unversioned";
+  return { kind: "read", bytes, list: { etag, lastModified, version, rules: list.kept.join("\n") } };
 }
 
 /** How a list names its own version, in its opening comments. */

@@ -58,9 +58,17 @@ function listUrl(value: string): string {
   } catch {
     // Said below.
   }
-  const secure = url?.protocol === "https:" || (url?.protocol === "http:" && LOOPBACK.has(url.hostname));
-  if (!url || !secure || url.username !== "" || url.password !== "") {
+  if (!url || !isListAddress(url)) {
     throw new ConfigError("TUNNEL_WATCH_LISTS", `must be a list of https:// addresses of filter lists (http:// only on loopback), got "${value}"`);
   }
   return url.href;
+}
+
+/**
+ * Where the watch fetches a list from, and where it follows a redirect to: `https:`, or `http:` on
+ * loopback, with no user name or password.
+ */
+export function isListAddress(url: URL): boolean {
+  const secure = url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK.has(url.hostname));
+  return secure && url.username === "" && url.password === "";
 }

@@ -1,6 +1,8 @@
 import { Config, FiltersEngine, parseFilters, Request as FilterRequest, type NetworkFilter } from "@ghostery/adblocker";
 
 import { droppedRuleBlocking, droppedRulesOf } from "./dropped-rules.ts";
+import { letRequestsThrough } from "./pause.ts";
+import { MATCH_BUDGET, matchWays } from "./regex-cost.ts";
 
 /** The engine's preprocessor environment: a `Map` of names to booleans, its class not exported. */
 type Env = Parameters<FiltersEngine["updateEnv"]>[0];
@@ -36,6 +38,16 @@ export interface Block<R extends WatchedRequest = WatchedRequest> {
 }
 
 /**
+ * Ways all the rules run as regular expressions may take on one URL, in all: with each rule at
+ * most {@link MATCH_BUDGET}, some tens of milliseconds of matching at worst. Today's lists keep
+ * about a fifth of it for a site.
+ */
+const MATCH_BUDGET_PER_URL = 50 * MATCH_BUDGET;
+
+/** Raised when the run's time is spent while the engine is still being asked. */
+export class RunOutOfTime extends Error {}
+
+/**
  * uBlock Origin as most blocking visitors run it, on each browser whose lists' `!#if` sections
  * differ: a rule that blocks on any of them loses those visitors' reports.
  */
@@ -47,9 +59,17 @@ const BROWSERS: ReadonlyArray<readonly [string, Env]> = [
 /**
  * Every request of `requests` that the lists block on `https://host/`: one engine over all lists,
  * so that one list's exception (uBO Unbreak's `@@`) lifts another's block, as in the browser; then
- * the rules the engine drops that can still be checked (`dropped-rules.ts`). `unchecked` counts the rest.
+ * the rules the engine drops that can still be checked (`dropped-rules.ts`). `unchecked` counts the
+ * rest, and the rules left out because their regular expressions could take too long on the URLs
+ * asked about (`regex-cost.ts`). Between requests it lets the isolate's other work through, and it
+ * throws {@link RunOutOfTime} once `deadline` has passed.
  */
-export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], requests: readonly R[], host: string): { blocks: Block<R>[]; unchecked: number } {
+export async function blocksOf<R extends WatchedRequest>(
+  lists: readonly SiteRules[],
+  requests: readonly R[],
+  host: string,
+  { deadline, now }: { deadline: number; now: () => number },
+): Promise<{ blocks: Block<R>[]; unchecked: number }> {
   const config = new Config({
     loadCosmeticFilters: false,
     loadPreprocessors: true,
@@ -58,14 +78,19 @@ export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], 
     enableOptimizations: false,
     debug: true,
   });
-  const parsed = parseFilters(lists.map((list) => list.rules).join("\n"), config);
-  const engine = new FiltersEngine({ ...parsed, config });
-  const dropped = droppedRulesOf(parsed.notSupportedFilters);
   const origin = `https://${host}`;
+  const urls = requests.map((request) => `${origin}${request.path}`);
+  const parsed = parseFilters(lists.map((list) => list.rules).join("\n"), config);
+  const bounded = boundedMatches(Math.max(...urls.map((url) => url.length)));
+  const networkFilters = parsed.networkFilters.filter(bounded);
+  const engine = new FiltersEngine({ ...parsed, networkFilters, config });
+  const dropped = droppedRulesOf(parsed.notSupportedFilters);
+  const droppedRules = dropped.rules.filter((rule) => bounded(rule.filter));
+  const unchecked = dropped.unchecked + (parsed.networkFilters.length - networkFilters.length) + (dropped.rules.length - droppedRules.length);
   // Each request as the engine takes it, made once for every browser.
-  const asked = requests.map((request) => ({
+  const asked = requests.map((request, index) => ({
     request,
-    filterRequest: FilterRequest.fromRawDetails({ url: `${origin}${request.path}`, sourceUrl: `${origin}/`, type: request.type }),
+    filterRequest: FilterRequest.fromRawDetails({ url: urls[index]!, sourceUrl: `${origin}/`, type: request.type }),
     method: request.method ?? (request.type === "script" ? "GET" : "POST"),
   }));
   const holderOf = listHolding(lists);
@@ -73,8 +98,10 @@ export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], 
   for (const [browser, env] of BROWSERS) {
     engine.updateEnv(env);
     for (const { request, filterRequest, method } of asked) {
+      await letRequestsThrough();
+      if (now() > deadline) throw new RunOutOfTime();
       const { match, filter } = engine.match(filterRequest);
-      const rule = match && filter ? ruleText(filter) : droppedRuleBlocking(dropped.rules, filterRequest, method)?.raw;
+      const rule = match && filter ? ruleText(filter) : droppedRuleBlocking(droppedRules, filterRequest, method)?.raw;
       if (rule === undefined) continue;
       const key = `${request.path}\n${request.type}\n${rule}`;
       const holder = holderOf(rule);
@@ -83,7 +110,23 @@ export function blocksOf<R extends WatchedRequest>(lists: readonly SiteRules[], 
       found.set(key, block);
     }
   }
-  return { blocks: [...found.values()], unchecked: dropped.unchecked };
+  return { blocks: [...found.values()], unchecked };
+}
+
+/**
+ * The test a rule passes to be run against URLs of at most `length` characters: a plain pattern
+ * always (the engine compares strings), a regular expression when its ways are within the budget,
+ * each alone and all together, in the lists' order.
+ */
+function boundedMatches(length: number): (filter: NetworkFilter) => boolean {
+  let spent = 0;
+  return (filter) => {
+    if (!filter.isRegex()) return true;
+    const ways = matchWays(filter.getRegex().source, length);
+    if (ways > MATCH_BUDGET || spent + ways > MATCH_BUDGET_PER_URL) return false;
+    spent += ways;
+    return true;
+  };
 }
 
 /** The first list that holds a rule, each list's lines indexed once, when a first block asks. */

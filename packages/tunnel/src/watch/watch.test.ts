@@ -167,16 +167,58 @@ describe("watchBlockLists: whether the lists block what the site's pages send an
     expect(line).toMatchObject({ status: "failed", lists: [{ outcome: "read" }, { outcome: "timeout", detail: "the run's time was spent before it" }] });
   });
 
+  it("leaves out, and counts as unchecked, rules whose regular expressions could backtrack for ever on the URLs asked about", async () => {
+    const hostile = ["/^(.+)+!$/$xhr", "/a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*!$xhr", String.raw`/^\/(a|aa)+$/$script`];
+    const line = await watch({ [PRIVACY]: list("Hostile", ...hostile, `||${HOST}${ROUTE}$xhr`) }, { limits: { runMs: 5_000 } });
+    expect(line).toMatchObject({ status: "blocked", blocks_found: 1, rules_unchecked: hostile.length, reason: null });
+    expect(line.duration_ms).toBeLessThan(5_000);
+  });
+
+  it("fails the run, saying why, when its time is spent while the engine is asked", async () => {
+    let clock = 0;
+    const line = await watch({ [PRIVACY]: TODAY }, { now: () => (clock += 100), limits: { runMs: 450 } });
+    expect(line).toMatchObject({ status: "failed", lists: [{ outcome: "read" }], reason: "the run's time (0.45 s) was spent before the engine had been asked about every request" });
+  });
+
+  it("fails a list of one endless line at its bound, reading it in time that grows with its length alone", async () => {
+    const oneLine = new TextEncoder().encode(`! Title: one line\n/${"x".repeat(1024 * 1024)}`);
+    const line = await watch({ [PRIVACY]: () => new Response(oneLine) });
+    expect(line).toMatchObject({ status: "failed", lists: [{ outcome: "not_a_list", detail: "a line is over 32768 characters" }] });
+  });
+
+  it("follows a redirect to another https:// address, and refuses one to plain http:// off loopback", async () => {
+    const moved = (location: string) => () => new Response(null, { status: 302, headers: { location } });
+    const settings = { host: HOST, lists: [PRIVACY] };
+    const followed = await watch({ [PRIVACY]: moved("https://mirror.test/privacy.txt"), "https://mirror.test/privacy.txt": TODAY }, { settings });
+    expect(followed.lists).toMatchObject([{ url: PRIVACY, outcome: "read" }]);
+    const line = await watch({ [PRIVACY]: moved("http://lists.test/privacy.txt"), "http://lists.test/privacy.txt": TODAY }, { settings });
+    expect(line).toMatchObject({
+      status: "failed",
+      lists: [{ url: PRIVACY, outcome: "status", detail: "redirects to an address the watch does not fetch (only https://, or http:// on loopback)" }],
+    });
+  });
+
+  it("writes no token of a private list's address in its line, its messages or their fingerprints", async () => {
+    const token = "a1b2c3d4e5f6a7b8c9d0";
+    const secret = `https://lists.test/${token}/privacy.txt?key=s3cr3t-key`;
+    const blocked = await watch({ [secret]: `${TODAY}||${HOST}${ROUTE}$xhr\n` });
+    expect(blocked.lists[0]!.url).toBe("https://lists.test/…/privacy.txt?…");
+    const failed = await watch({ [secret]: () => Promise.reject(new TypeError(`fetch to ${secret} failed`)) });
+    const said = JSON.stringify([blocked, watchMessages(blocked), failed]);
+    expect(said).toContain("https://lists.test/…/privacy.txt?…");
+    expect(said).not.toMatch(new RegExp(`${token}|s3cr3t`));
+  });
+
   it("fails the run when the requests to check cannot be listed", async () => {
     const line = await watch({ [PRIVACY]: TODAY }, { requests: () => Promise.reject(new Error("ASSETS is not bound")) });
     expect(line).toMatchObject({ status: "failed", reason: "the requests to check could not be listed: ASSETS is not bound", lists: [] });
   });
 });
 
-/** A list that goes on for ever, in 64 KiB lines of rules. */
+/** A list that goes on for ever, in lines of rules of some 4 KiB. */
 function endless(): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  const chunk = encoder.encode(`/a$xhr\n/${"x".repeat(65_536)}\n`);
+  const chunk = encoder.encode(`/a$xhr\n/${"x".repeat(4_096)}\n`);
   return new ReadableStream(
     {
       start: (controller) => controller.enqueue(encoder.encode("! Title: endless\n")),

@@ -1,6 +1,7 @@
 import type { TunnelDescription } from "../describe.ts";
 import { reportPathOf } from "../request/path.ts";
 import { RECORD_VERSION } from "../shared/record-version.ts";
+import { listName } from "./list-name.ts";
 import { readList, type ListFailure, type ListReadLimits } from "./list-read.ts";
 import type { WatchSettings } from "./settings.ts";
 import { memoryListStore, type ListStore } from "./store.ts";
@@ -29,6 +30,7 @@ export interface WatchLine {
 }
 
 export interface WatchedList {
+  /** The list's address, less its query and any path segment that looks like a token. */
   url: string;
   /** `read`: fetched in full; `unchanged`: the server said 304; otherwise why it gave nothing. */
   outcome: "read" | "unchanged" | ListFailure;
@@ -136,16 +138,18 @@ export async function watchBlockLists(options: WatchOptions): Promise<WatchLine>
   }
   if (requests.length === 0) return finish({ reason: "there is no request to check: the tunnel has no route pages post to" });
   const limits = { ...LIMITS, ...options.limits };
-  const lists = await readLists(settings, store, fetcher, limits, line, started + limits.runMs, now);
+  const deadline = started + limits.runMs;
+  const lists = await readLists(settings, store, fetcher, limits, line, deadline, now);
   const failed = line.lists.filter((list) => list.detail !== null);
   if (failed.length > 0) return finish({ reason: `${failed.length} of ${line.lists.length} lists gave no verdict: ${failed.map((list) => `${list.url} ${list.detail}`).join("; ")}` });
   let verdict: { blocks: Block[]; unchecked: number };
+  // The engine is loaded here, not with the module: a Worker's isolates start without evaluating
+  // it, and only the Cron Trigger's run pays for it.
+  const { blocksOf, RunOutOfTime } = await import("./verdicts.ts");
   try {
-    // The engine is loaded here, not with the module: a Worker's isolates start without evaluating
-    // it, and only the Cron Trigger's run pays for it.
-    const { blocksOf } = await import("./verdicts.ts");
-    verdict = blocksOf(lists, requests, settings.host);
+    verdict = await blocksOf(lists, requests, settings.host, { deadline, now });
   } catch (error) {
+    if (error instanceof RunOutOfTime) return finish({ reason: `the run's time (${limits.runMs / 1000} s) was spent before the engine had been asked about every request` });
     return finish({ reason: `the filter engine failed: ${messageOf(error)}` });
   }
   const { blocks, unchecked } = verdict;
@@ -174,15 +178,16 @@ async function readLists(
   const lists: SiteRules[] = [];
   let rules = 0;
   for (const url of settings.lists) {
+    const name = listName(url);
     const left = deadline - now();
     if (left <= 0) {
-      line.lists.push({ url, outcome: "timeout", version: null, rules_kept: null, detail: "the run's time was spent before it" });
+      line.lists.push({ url: name, outcome: "timeout", version: null, rules_kept: null, detail: "the run's time was spent before it" });
       continue;
     }
     const previous = await store.get(settings.host, url).catch(() => undefined);
     const read = await readList(url, settings.host, previous, fetcher, { ...limits, timeoutMs: Math.min(limits.timeoutMs, left), maxRules: limits.maxRules - rules });
     if (read.kind === "failed") {
-      line.lists.push({ url, outcome: read.reason, version: null, rules_kept: null, detail: read.detail });
+      line.lists.push({ url: name, outcome: read.reason, version: null, rules_kept: null, detail: read.detail });
       continue;
     }
     if (read.kind === "read") await store.put(settings.host, url, read.list).catch(() => undefined);
@@ -190,12 +195,12 @@ async function readLists(
     const kept = read.list.rules === "" ? 0 : read.list.rules.split("\n").length;
     // A list read before, unchanged, counts too: the engine parses every list's rules at once.
     if (rules + kept > limits.maxRules) {
-      line.lists.push({ url, outcome: "too_large", version: null, rules_kept: kept, detail: `the lists keep over ${limits.maxRules} rules that can match the site` });
+      line.lists.push({ url: name, outcome: "too_large", version: null, rules_kept: kept, detail: `the lists keep over ${limits.maxRules} rules that can match the site` });
       continue;
     }
     rules += kept;
-    line.lists.push({ url, outcome: read.kind, version, rules_kept: kept, detail: null });
-    lists.push({ list: url, version, rules: read.list.rules });
+    line.lists.push({ url: name, outcome: read.kind, version, rules_kept: kept, detail: null });
+    lists.push({ list: name, version, rules: read.list.rules });
   }
   return lists;
 }
