@@ -33,8 +33,11 @@ export async function boundedText(response: Response, maxBytes = MAX_ANSWER_BYTE
  */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
+/** Real tokens are some 40 characters; a shorter "secret" would be redacted out of ordinary words. */
+const MIN_SECRET_LENGTH = 8;
+
 /** `text` safe to print: each of `secrets` (a token) redacted wherever it appears, and no control character. */
 export function printable(text: string, secrets: readonly string[]): string {
-  const redacted = secrets.filter((secret) => secret.length > 0).reduce((said, secret) => said.replaceAll(secret, "[redacted]"), text);
+  const redacted = secrets.filter((secret) => secret.length >= MIN_SECRET_LENGTH).reduce((said, secret) => said.replaceAll(secret, "[redacted]"), text);
   return redacted.replace(CONTROL, "");
 }
