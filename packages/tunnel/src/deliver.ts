@@ -98,7 +98,8 @@ export async function deliver(
   if (!breaker.allows()) {
     const down = { ...shipment, delaySeconds: delivery.deferral(breaker.failingForMs()) };
     const spooled = await spoolWhileSentryIsDown(envelope, whole, down, deadline, delivery);
-    if (spooled) return answered(spooled);
+    // What was stored is the whole body: read whole, or streamed to R2 at its declared length.
+    if (spooled) return answered(spooled, null, whole?.byteLength ?? contentLength);
   }
 
   const forwarded = await forwardEnvelope({

@@ -9,19 +9,51 @@
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 
-const { values } = parseArgs({
-  options: { queue: { type: "string", default: "tunnel-spool" }, "dead-letter-queue": { type: "string", default: "tunnel-spool-dead" }, bucket: { type: "string", default: "tunnel-spool" } },
-  strict: true,
-});
+const USAGE = [
+  "Usage: npx tunnel-spool-create [--queue NAME] [--dead-letter-queue NAME] [--bucket NAME]",
+  "Creates the spool's two queues (a day's retention), its R2 bucket and the bucket's two-day lifecycle rule,",
+  "with the project's wrangler, logged in. What exists is left as it is.",
+  "Defaults: --queue tunnel-spool, --dead-letter-queue tunnel-spool-dead, --bucket tunnel-spool.",
+].join("\n");
+
+const parsed = argumentsOrExit();
+if (parsed.values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const { queue, "dead-letter-queue": deadLetterQueue, bucket } = parsed.values;
+const names: Record<string, string> = { queue, "dead-letter-queue": deadLetterQueue, bucket };
+
+/** The command's arguments; an unknown or incomplete flag is said in words, never as a stack trace, and exits 2. */
+function argumentsOrExit() {
+  try {
+    return parseSpoolArgs();
+  } catch (error) {
+    console.error(`${(error as Error).message.split("\n")[0]}\n${USAGE}`);
+    return process.exit(2);
+  }
+}
+
+function parseSpoolArgs() {
+  return parseArgs({
+    options: {
+      queue: { type: "string", default: "tunnel-spool" },
+      "dead-letter-queue": { type: "string", default: "tunnel-spool-dead" },
+      bucket: { type: "string", default: "tunnel-spool" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+  });
+}
+
 /** Cloudflare's rule for a queue's and a bucket's name: lowercase letters, digits and dashes. */
 const NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-for (const [option, name] of Object.entries(values)) {
+for (const [option, name] of Object.entries(names)) {
   if (!NAME.test(name)) {
     console.error(`--${option} must be lowercase letters, digits and dashes, got "${name}"`);
     process.exit(2);
   }
 }
-const { queue, "dead-letter-queue": deadLetterQueue, bucket } = values;
 
 const steps = [
   ["queues", "create", queue, "--message-retention-period-secs", "86400"],

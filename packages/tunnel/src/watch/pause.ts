@@ -6,3 +6,6 @@
 export function letRequestsThrough(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
+
+/** Raised when the run's time is spent while the engine is still being asked. */
+export class RunOutOfTime extends Error {}

@@ -1,7 +1,7 @@
 import { Config, FiltersEngine, parseFilters, Request as FilterRequest, type NetworkFilter } from "@ghostery/adblocker";
 
 import { droppedRuleBlocking, droppedRulesOf } from "./dropped-rules.ts";
-import { letRequestsThrough } from "./pause.ts";
+import { letRequestsThrough, RunOutOfTime } from "./pause.ts";
 import { MATCH_BUDGET, matchWays } from "./regex-cost.ts";
 
 /** The engine's preprocessor environment: a `Map` of names to booleans, its class not exported. */
@@ -39,13 +39,10 @@ export interface Block<R extends WatchedRequest = WatchedRequest> {
 
 /**
  * Ways all the rules run as regular expressions may take on one URL, in all: with each rule at
- * most {@link MATCH_BUDGET}, some tens of milliseconds of matching at worst. Today's lists keep
- * about a fifth of it for a site.
+ * most {@link MATCH_BUDGET}, a quarter of a second of matching at worst, between two pauses that
+ * let the isolate's requests through. Today's lists keep about a fifth of it for a site.
  */
 const MATCH_BUDGET_PER_URL = 50 * MATCH_BUDGET;
-
-/** Raised when the run's time is spent while the engine is still being asked. */
-export class RunOutOfTime extends Error {}
 
 /**
  * uBlock Origin as most blocking visitors run it, on each browser whose lists' `!#if` sections

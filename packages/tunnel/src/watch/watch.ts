@@ -2,6 +2,7 @@ import type { TunnelDescription } from "../describe.ts";
 import { reportPathOf } from "../request/path.ts";
 import { RECORD_VERSION } from "../shared/record-version.ts";
 import { listName } from "./list-name.ts";
+import { RunOutOfTime } from "./pause.ts";
 import { readList, type ListFailure, type ListReadLimits } from "./list-read.ts";
 import type { WatchSettings } from "./settings.ts";
 import { memoryListStore, type ListStore } from "./store.ts";
@@ -143,10 +144,10 @@ export async function watchBlockLists(options: WatchOptions): Promise<WatchLine>
   const failed = line.lists.filter((list) => list.detail !== null);
   if (failed.length > 0) return finish({ reason: `${failed.length} of ${line.lists.length} lists gave no verdict: ${failed.map((list) => `${list.url} ${list.detail}`).join("; ")}` });
   let verdict: { blocks: Block[]; unchecked: number };
-  // The engine is loaded here, not with the module: a Worker's isolates start without evaluating
-  // it, and only the Cron Trigger's run pays for it.
-  const { blocksOf, RunOutOfTime } = await import("./verdicts.ts");
   try {
+    // The engine is loaded here, not with the module: a Worker's isolates start without evaluating
+    // it, and only the Cron Trigger's run pays for it.
+    const { blocksOf } = await import("./verdicts.ts");
     verdict = await blocksOf(lists, requests, settings.host, { deadline, now });
   } catch (error) {
     if (error instanceof RunOutOfTime) return finish({ reason: `the run's time (${limits.runMs / 1000} s) was spent before the engine had been asked about every request` });
