@@ -1,10 +1,9 @@
 import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { describe, expect, it } from "vitest";
 
-const BIN = fileURLToPath(new URL("./create-spool.ts", import.meta.url));
+const BIN = new URL("./create-spool.ts", import.meta.url).pathname;
 
 /** `npx tunnel-spool-create …` as an operator runs it, with no wrangler on the PATH to reach. */
 async function createSpool(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -15,8 +15,8 @@ type Ways = number;
 
 /**
  * An upper bound on the ways `source` can be tried against one input of `length` characters:
- * each start position, times each way each part can match from there. `Infinity` for what it
- * cannot bound: a backreference, or syntax it does not read.
+ * each start position, times each way each part can match from there. `Infinity` past
+ * {@link MATCH_BUDGET}, and for what it cannot bound: a backreference, or syntax it does not read.
  */
 export function matchWays(source: string, length: number): Ways {
   const reader = new ExpressionReader(source, length);
@@ -30,6 +30,13 @@ export function matchWays(source: string, length: number): Ways {
 }
 
 class Unreadable extends Error {}
+
+/**
+ * Thrown as soon as a count passes the budget: the counts only grow as parts are added (each has
+ * at least one way), so the reading stops there, and a hostile expression costs no more to read
+ * than one at the budget.
+ */
+class OverBudget extends Error {}
 
 /** What one part of an expression can do at one position. */
 interface Atom {
@@ -107,7 +114,7 @@ class ExpressionReader {
     if (most < range.least) return 1;
     if (atom.ways === 1) return most - range.least + 1;
     let ways = 0;
-    for (let count = range.least; count <= most && ways !== Infinity; count += 1) ways = capped(ways + atom.ways ** count);
+    for (let count = range.least; count <= most; count += 1) ways = capped(ways + atom.ways ** count);
     return ways;
   }
 
@@ -179,8 +186,10 @@ class ExpressionReader {
  * they consume at most the input's length in all, kept by the characters consumed.
  */
 class CharacterRun {
-  /** `byLength[n]`: the ways of the run so far that consume `n` characters. */
+  /** `byLength[n]`: the ways of the run so far that consume `n` characters, besides {@link fixed}. */
   private byLength: number[];
+  /** Characters every way consumes: parts without a quantifier, counted without touching the table. */
+  private fixed = 0;
 
   constructor(length: number) {
     this.byLength = Array.from({ length: length + 1 }, (_, consumed) => (consumed === 0 ? 1 : 0));
@@ -188,23 +197,31 @@ class CharacterRun {
 
   /** One more part, repeated from `least` to `most` times. */
   add(least: number, most: number): void {
+    if (least === 1 && most === 1) {
+      this.fixed += 1;
+      return;
+    }
+    // The fixed characters so far shift every count, and what no longer fits the input goes.
+    const shifted = this.byLength.map((_, consumed) => (consumed < this.fixed ? 0 : this.byLength[consumed - this.fixed]!));
+    this.fixed = 0;
     const sums = [0];
-    for (const ways of this.byLength) sums.push(capped(sums[sums.length - 1]! + ways));
-    this.byLength = this.byLength.map((_, consumed) => {
+    for (const ways of shifted) sums.push(capped(sums[sums.length - 1]! + ways));
+    this.byLength = shifted.map((_, consumed) => {
       const from = Math.max(0, consumed - most);
       const to = consumed - least;
-      if (to < from) return 0;
-      // Past the cap a sum is `Infinity`, and so is any difference that reaches it.
-      return sums[to + 1] === Infinity ? Infinity : sums[to + 1]! - sums[from]!;
+      return to < from ? 0 : sums[to + 1]! - sums[from]!;
     });
   }
 
   ways(): Ways {
-    return Math.max(1, capped(this.byLength.reduce((total, ways) => total + ways, 0)));
+    let ways = 0;
+    for (let consumed = 0; consumed + this.fixed < this.byLength.length; consumed += 1) ways += this.byLength[consumed]!;
+    return Math.max(1, capped(ways));
   }
 }
 
-/** Counts far past the budget become `Infinity`, so that no product of them overflows into a wrong answer. */
+/** A count past the budget ends the reading ({@link OverBudget}). */
 function capped(ways: Ways): Ways {
-  return ways > MATCH_BUDGET * 1_000_000 ? Infinity : ways;
+  if (ways > MATCH_BUDGET) throw new OverBudget();
+  return ways;
 }

@@ -79,10 +79,11 @@ export async function blocksOf<R extends WatchedRequest>(
   const urls = requests.map((request) => `${origin}${request.path}`);
   const parsed = parseFilters(lists.map((list) => list.rules).join("\n"), config);
   const bounded = boundedMatches(Math.max(...urls.map((url) => url.length)));
-  const networkFilters = parsed.networkFilters.filter(bounded);
+  const clock = { deadline, now };
+  const networkFilters = await keptWhile(parsed.networkFilters, bounded, (filter) => filter.rawLine?.length ?? 0, clock);
   const engine = new FiltersEngine({ ...parsed, networkFilters, config });
   const dropped = droppedRulesOf(parsed.notSupportedFilters);
-  const droppedRules = dropped.rules.filter((rule) => bounded(rule.filter));
+  const droppedRules = await keptWhile(dropped.rules, (rule) => bounded(rule.filter), (rule) => rule.raw.length, clock);
   const unchecked = dropped.unchecked + (parsed.networkFilters.length - networkFilters.length) + (dropped.rules.length - droppedRules.length);
   // Each request as the engine takes it, made once for every browser.
   const asked = requests.map((request, index) => ({
@@ -108,6 +109,34 @@ export async function blocksOf<R extends WatchedRequest>(
     }
   }
   return { blocks: [...found.values()], unchecked };
+}
+
+/**
+ * Characters of rules read between two pauses that let the isolate's requests through, each rule
+ * counted as at least {@link RULE_WEIGHT}: some milliseconds' work.
+ */
+const CHARACTERS_BETWEEN_PAUSES = 64 * 1024;
+const RULE_WEIGHT = 64;
+
+/** The items `keep` keeps, in order, letting requests through as it goes and stopping at the deadline. */
+async function keptWhile<T>(
+  items: readonly T[],
+  keep: (item: T) => boolean,
+  lengthOf: (item: T) => number,
+  { deadline, now }: { deadline: number; now: () => number },
+): Promise<T[]> {
+  const kept: T[] = [];
+  let sincePause = 0;
+  for (const item of items) {
+    sincePause += Math.max(RULE_WEIGHT, lengthOf(item));
+    if (sincePause >= CHARACTERS_BETWEEN_PAUSES) {
+      sincePause = 0;
+      await letRequestsThrough();
+      if (now() > deadline) throw new RunOutOfTime();
+    }
+    if (keep(item)) kept.push(item);
+  }
+  return kept;
 }
 
 /**
