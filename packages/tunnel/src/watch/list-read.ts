@@ -25,6 +25,8 @@ export interface ListReadLimits {
   timeoutMs: number;
   /** Lines kept for the site at most: what the engine then parses and holds. */
   maxRules: number;
+  /** Characters of those lines at most: 50,000 lines of 32 KiB would not fit in an isolate. */
+  maxRuleCharacters: number;
 }
 
 /** A list says what it is on its first line: `[Adblock Plus 2.0]`, or a `! Title:` comment. */
@@ -49,7 +51,7 @@ export async function readList(
   host: string,
   previous: StoredList | undefined,
   fetcher: typeof fetch,
-  { maxBytes, timeoutMs, maxRules }: ListReadLimits,
+  { maxBytes, timeoutMs, maxRules, maxRuleCharacters }: ListReadLimits,
 ): Promise<ListRead> {
   const signal = AbortSignal.timeout(timeoutMs);
   const headers = new Headers({ accept: "text/plain" });
@@ -74,7 +76,7 @@ export async function readList(
     return { kind: "failed", reason: "too_large", detail: `declares ${declared} bytes, over ${maxBytes}` };
   }
   try {
-    return await keptLines(response, host, maxBytes, maxRules);
+    return await keptLines(response, new ListLines(host, maxRules, maxRuleCharacters), maxBytes);
   } catch (error) {
     return failedBy(error, signal, url);
   }
@@ -112,12 +114,15 @@ class ListLines {
   /** Lines that are filters, whether kept or not: a list with none is no list. */
   filters = 0;
   private lines = 0;
+  private keptCharacters = 0;
   private readonly keep: (line: string) => boolean;
   private readonly maxRules: number;
+  private readonly maxRuleCharacters: number;
 
-  constructor(host: string, maxRules: number) {
+  constructor(host: string, maxRules: number, maxRuleCharacters: number) {
     this.keep = siteRuleTest(host);
     this.maxRules = maxRules;
+    this.maxRuleCharacters = maxRuleCharacters;
   }
 
   /** Takes one line; says why the list is refused, when it is. */
@@ -132,15 +137,18 @@ class ListLines {
     if (line.includes("\0")) return { reason: "not_a_list", detail: "it holds a NUL byte" };
     if (this.lines <= 40) this.header = { ...this.header, ...headerField(line) };
     if (line !== "" && !line.startsWith("!") && !line.startsWith("[")) this.filters += 1;
-    if (this.keep(line)) this.kept.push(line);
+    if (this.keep(line)) {
+      this.kept.push(line);
+      this.keptCharacters += line.length + 1;
+    }
     if (this.kept.length > this.maxRules) return { reason: "too_large", detail: `it keeps over ${this.maxRules} rules that can match the site` };
+    if (this.keptCharacters > this.maxRuleCharacters) return { reason: "too_large", detail: `it keeps over ${this.maxRuleCharacters} characters of rules that can match the site` };
     return undefined;
   }
 }
 
-/** The body, line by line, as {@link ListLines} takes it, within `maxBytes`. */
-async function keptLines(response: Response, host: string, maxBytes: number, maxRules: number): Promise<ListRead> {
-  const list = new ListLines(host, maxRules);
+/** The body, line by line, as `list` takes it, within `maxBytes`. */
+async function keptLines(response: Response, list: ListLines, maxBytes: number): Promise<ListRead> {
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
   const reader = response.body!.getReader();
   let pending = "";

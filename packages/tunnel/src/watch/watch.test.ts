@@ -161,6 +161,12 @@ describe("watchBlockLists: whether the lists block what the site's pages send an
     expect(line).toMatchObject({ status: "failed", lists: [{ outcome: "read", rules_kept: 4 }, { outcome: "too_large", detail: "it keeps over 2 rules that can match the site" }] });
   });
 
+  it("fails the run when the rules kept for the site are too long to hold, however few", async () => {
+    const long = `/${"x".repeat(30_000)}$xhr`;
+    const line = await watch({ [PRIVACY]: list("Long rules", ...Array.from({ length: 80 }, () => long)) });
+    expect(line).toMatchObject({ status: "failed", lists: [{ outcome: "too_large", detail: "it keeps over 2097152 characters of rules that can match the site" }] });
+  });
+
   it("fails the run when its time is spent before every list is read, whatever each list's own time", async () => {
     let clock = 0;
     const line = await watch({ [PRIVACY]: TODAY, [UNBREAK]: TODAY }, { now: () => (clock += 1_000), limits: { runMs: 1_500 } });
@@ -215,10 +221,10 @@ describe("watchBlockLists: whether the lists block what the site's pages send an
   });
 });
 
-/** A list that goes on for ever, in lines of rules of some 4 KiB. */
+/** A list that goes on for ever, in lines of some 4 KiB of rules for another site, which are not kept. */
 function endless(): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  const chunk = encoder.encode(`/a$xhr\n/${"x".repeat(4_096)}\n`);
+  const chunk = encoder.encode(`||elsewhere.example/${"x".repeat(4_096)}$xhr\n`);
   return new ReadableStream(
     {
       start: (controller) => controller.enqueue(encoder.encode("! Title: endless\n")),

@@ -57,14 +57,14 @@ export const MAX_BLOCKS_SAID = 10;
 /** A rule or a version as written in the line: a list's text is a stranger's. */
 const MAX_TEXT = 300;
 
-/** What one run may spend: per list, its bytes and time; in all, the rules kept and the time. */
+/** What one run may spend: per list, its bytes and time; in all, the rules kept (lines and characters) and the time. */
 export interface WatchLimits extends ListReadLimits {
   /** The whole run's time: a Cron Trigger's run is cut off at 15 minutes. */
   runMs: number;
 }
 
-/** Today's lists keep some 5,700 rules for a site; lists that keep far more are not to be trusted. */
-const LIMITS: WatchLimits = { maxBytes: 8 * 1024 * 1024, timeoutMs: 60_000, maxRules: 50_000, runMs: 10 * 60_000 };
+/** Today's lists keep some 5,700 rules, 120 KB, for a site; lists that keep far more are not to be trusted. */
+const LIMITS: WatchLimits = { maxBytes: 8 * 1024 * 1024, timeoutMs: 60_000, maxRules: 50_000, maxRuleCharacters: 2 * 1024 * 1024, runMs: 10 * 60_000 };
 
 export interface WatchOptions {
   settings: WatchSettings;
@@ -178,6 +178,7 @@ async function readLists(
 ): Promise<SiteRules[]> {
   const lists: SiteRules[] = [];
   let rules = 0;
+  let characters = 0;
   for (const url of settings.lists) {
     const name = listName(url);
     const left = deadline - now();
@@ -186,7 +187,12 @@ async function readLists(
       continue;
     }
     const previous = await store.get(settings.host, url).catch(() => undefined);
-    const read = await readList(url, settings.host, previous, fetcher, { ...limits, timeoutMs: Math.min(limits.timeoutMs, left), maxRules: limits.maxRules - rules });
+    const read = await readList(url, settings.host, previous, fetcher, {
+      ...limits,
+      timeoutMs: Math.min(limits.timeoutMs, left),
+      maxRules: limits.maxRules - rules,
+      maxRuleCharacters: limits.maxRuleCharacters - characters,
+    });
     if (read.kind === "failed") {
       line.lists.push({ url: name, outcome: read.reason, version: null, rules_kept: null, detail: read.detail });
       continue;
@@ -195,11 +201,13 @@ async function readLists(
     const version = read.list.version.slice(0, MAX_TEXT);
     const kept = read.list.rules === "" ? 0 : read.list.rules.split("\n").length;
     // A list read before, unchanged, counts too: the engine parses every list's rules at once.
-    if (rules + kept > limits.maxRules) {
-      line.lists.push({ url: name, outcome: "too_large", version: null, rules_kept: kept, detail: `the lists keep over ${limits.maxRules} rules that can match the site` });
+    if (rules + kept > limits.maxRules || characters + read.list.rules.length > limits.maxRuleCharacters) {
+      const over = rules + kept > limits.maxRules ? `${limits.maxRules} rules` : `${limits.maxRuleCharacters} characters of rules`;
+      line.lists.push({ url: name, outcome: "too_large", version: null, rules_kept: kept, detail: `the lists keep over ${over} that can match the site` });
       continue;
     }
     rules += kept;
+    characters += read.list.rules.length + 1;
     line.lists.push({ url: name, outcome: read.kind, version, rules_kept: kept, detail: null });
     lists.push({ list: name, version, rules: read.list.rules });
   }
