@@ -41,3 +41,8 @@ export function printable(text: string, secrets: readonly string[]): string {
   const redacted = secrets.filter((secret) => secret.length >= MIN_SECRET_LENGTH).reduce((said, secret) => said.replaceAll(secret, "[redacted]"), text);
   return redacted.replace(CONTROL, "");
 }
+
+/** {@link printable} `text` in one line of at most `maxLength` characters, as an error message quotes it. */
+export function printableLine(text: string, secrets: readonly string[], maxLength = 300): string {
+  return printable(text, secrets).replace(/\s+/g, " ").slice(0, maxLength);
+}

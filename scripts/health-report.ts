@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-import { boundedText, printable } from "./api-answer.ts";
+import { boundedText, printable, printableLine } from "./api-answer.ts";
 
 const QUERIES = fileURLToPath(new URL("../docs/queries/", import.meta.url));
 
@@ -57,7 +57,7 @@ type Row = Record<string, unknown>;
 async function runQuery({ accountId, token, baseUrl }: Credentials, query: string): Promise<Row[]> {
   const url = `${baseUrl}/accounts/${encodeURIComponent(accountId)}/analytics_engine/sql`;
   // Whatever the far end says is printed without the token or a terminal's control characters.
-  const said = (text: string) => printable(text, [token]).replace(/\s+/g, " ").slice(0, 300);
+  const said = (text: string) => printableLine(text, [token]);
   let response: Response;
   let text: string;
   try {

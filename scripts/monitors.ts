@@ -17,7 +17,7 @@ import { unstable_readConfig } from "wrangler";
 
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults.ts";
 import { LIST_WATCH_CRON, PROBE_MONITOR_NAME, probeEnvelope, SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "../app/monitoring/operator-monitors.ts";
-import { boundedText, printable } from "./api-answer.ts";
+import { boundedText, printableLine } from "./api-answer.ts";
 import { localVariables } from "./local-settings.ts";
 
 /** Sentry's uptime intervals, in seconds. */
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   if (!INTERVALS.includes(interval)) throw new Refusal(`--interval must be one of Sentry's uptime intervals: ${INTERVALS.join(", ")} seconds`);
   // The Worker's scheduled() runs the heartbeat for every trigger but the watch's.
   const cron = (config.triggers as { crons?: string[] } | undefined)?.crons?.find((each) => each !== LIST_WATCH_CRON);
-  const spoolBound = (config.queues as { producers?: { binding: string }[] }).producers?.some((producer) => producer.binding === "TUNNEL_SPOOL") === true;
+  const spoolBound = (config.queues as { producers?: { binding: string }[] } | undefined)?.producers?.some((producer) => producer.binding === "TUNNEL_SPOOL") === true;
   if (spoolBound && !cron) throw new Refusal("wrangler.toml binds a spool but has no Cron Trigger for its heartbeat in [triggers] crons: its cron monitor would only ever miss");
 
   const sentry = sentryApi((process.env.SENTRY_URL ?? "https://sentry.io").replace(/\/+$/, ""), token);
@@ -130,7 +130,7 @@ async function upsertHeartbeatMonitor(sentry: SentryApi, { org, project, cron }:
 /** A call to Sentry's API; `undefined` for a status in `absent`, a refusal for any other failure. */
 function sentryApi(base: string, token: string) {
   // Whatever the far end says is printed without the token or a terminal's control characters.
-  const safe = (text: string) => printable(text, [token]).replace(/\s+/g, " ").slice(0, 300);
+  const safe = (text: string) => printableLine(text, [token]);
   return async <T>(method: string, path: string, body?: unknown, absent: number[] = []): Promise<T> => {
     let response: Response;
     let text: string;
@@ -170,7 +170,7 @@ async function tryProbe(url: URL, body: string): Promise<void> {
   const response = await fetch(url, { method: "POST", headers: Object.fromEntries(PROBE_HEADERS), body }).catch((error: Error) => {
     throw new Refusal(`${url.origin} could not be reached: ${error.message}`, 1);
   });
-  const said = printable(await boundedText(response).catch((error: Error) => error.message), []).replace(/\s+/g, " ").slice(0, 200);
+  const said = printableLine(await boundedText(response).catch((error: Error) => error.message), [], 200);
   console.log(`POST ${url.href}: ${response.status} ${said}`);
   if (!response.ok) throw new Refusal(`The probe would fail: the uptime monitor takes only a 2xx`, 1);
 }

@@ -72,12 +72,12 @@ export function limitBindings(settings: TunnelSettings, bindings: TunnelBindings
     return { limiter: undefined, clientBudget: undefined, totalBudget: undefined };
   }
   if (!limiter) throw unbound("TUNNEL_RATE_LIMITER", "the requests one client sends to Sentry");
-  notALimiter("TUNNEL_RATE_LIMITER", limiter);
+  requireLimiter("TUNNEL_RATE_LIMITER", limiter);
   if (bindings.TUNNEL_SPOOL) {
     if (!TUNNEL_SPOOL_CLIENT_BUDGET) throw unbound("TUNNEL_SPOOL_CLIENT_BUDGET", "the bytes one client stores in the spool");
     if (!TUNNEL_SPOOL_TOTAL_BUDGET) throw unbound("TUNNEL_SPOOL_TOTAL_BUDGET", "the bytes every client stores in the spool");
-    notALimiter("TUNNEL_SPOOL_CLIENT_BUDGET", TUNNEL_SPOOL_CLIENT_BUDGET);
-    notALimiter("TUNNEL_SPOOL_TOTAL_BUDGET", TUNNEL_SPOOL_TOTAL_BUDGET);
+    requireLimiter("TUNNEL_SPOOL_CLIENT_BUDGET", TUNNEL_SPOOL_CLIENT_BUDGET);
+    requireLimiter("TUNNEL_SPOOL_TOTAL_BUDGET", TUNNEL_SPOOL_TOTAL_BUDGET);
   }
   return { limiter, clientBudget: TUNNEL_SPOOL_CLIENT_BUDGET, totalBudget: TUNNEL_SPOOL_TOTAL_BUDGET };
 }
@@ -86,7 +86,7 @@ export function limitBindings(settings: TunnelSettings, bindings: TunnelBindings
  * Throws unless `binding` answers `limit()`: given the wrong object (the whole `env`, another
  * binding), the tunnel would otherwise fail on every call, which refuses every request.
  */
-function notALimiter(name: string, binding: unknown): void {
+function requireLimiter(name: string, binding: unknown): void {
   const limit: unknown = typeof binding === "object" && binding !== null ? Reflect.get(binding, "limit") : undefined;
   if (typeof limit !== "function") {
     throw new ConfigError(name, "is not a Workers Rate Limiting binding (it has no limit() method): bind a [[ratelimits]] entry under this name, or pass that binding");
