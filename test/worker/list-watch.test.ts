@@ -111,6 +111,17 @@ describe("the list watch: a Cron Trigger that asks the ad-block lists about the 
     expect(messages()).toEqual([]);
   });
 
+  it("follows a list's redirect on loopback, and fails the run on one to plain http:// elsewhere, in workerd's own fetch", async () => {
+    const privacy = lists.urls.find((url) => url.endsWith(PRIVACY))!;
+    lists.set("moved.txt", todays[PRIVACY]!);
+    lists.set(PRIVACY, (response) => void response.writeHead(301, { location: "/moved.txt" }).end());
+    expect(await run()).toMatchObject({ status: "clear" });
+    lists.set(PRIVACY, (response) => void response.writeHead(302, { location: "http://lists.example.net/privacy.min.txt" }).end());
+    const line = await run();
+    expect(line).toMatchObject({ status: "failed" });
+    expect(line.reason).toContain(`${privacy} redirects to an address the watch does not fetch (only https://, or http:// on loopback)`);
+  });
+
   it("ends its run, and serves a visitor's envelope meanwhile, when a list holds rules that would backtrack for ever", async () => {
     const hostile = ["/^(.+)+!$/$xhr", "/a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*!$script"];
     const { rules_unchecked: uncheckedToday } = await run();
