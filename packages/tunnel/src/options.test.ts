@@ -88,6 +88,14 @@ describe("createTunnel: the tunnel from typed options and binding objects", () =
     expect(tunnel.describe().rate_limiter).toMatch(/a call that fails refuses its request/);
   });
 
+  it("refuses the request within a bound when the limiter never answers", async () => {
+    const lines: unknown[] = [];
+    const silent = { limit: (): Promise<RateLimitOutcome> => new Promise(() => {}) };
+    const tunnel = createTunnel({ dsn: TEST_DSN, limiter: silent }, { fetch: new StubSentry().fetch, log: (line) => void lines.push(line) });
+    expect((await post(tunnel, tunnel.describe().pages_post_to!, TEST_DSN))?.status).toBe(429);
+    expect(lines).toContainEqual(expect.objectContaining({ event: "tunnel_limiter", error: "no answer within 1000 ms" }));
+  });
+
   it("refuses a second tunnel whose spool claims the first one's queue, naming the option", () => {
     const spool = { queue: { send: async () => {} }, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT };
     createTunnel({ dsn: TEST_DSN, route: "/q1w2e3", limiter: EVERY_CLIENT, spool: { ...spool, queueName: "shared-spool", deadLetterQueueName: "first-dead" } });

@@ -14,6 +14,9 @@ export interface LimiterLine {
   failures: number;
 }
 
+/** A limiter call unanswered after this has failed: Workers Rate Limiting answers within a millisecond. */
+const LIMIT_CALL_TIMEOUT_MS = 1_000;
+
 /**
  * The Workers rate limiter, asked about every request but one from a client it has just refused:
  * that client is refused here until the limiter's window ends, without asking again. Windows are
@@ -21,9 +24,10 @@ export interface LimiterLine {
  * next window is refused by the binding again. So nothing gets through that the binding would
  * refuse, and a flood from one client costs one call per window instead of one per request.
  *
- * A limiter that fails refuses the request, as a limiter that says no would: a binding that
- * throws for every call must not lift every limit. `failed` is told of it, at most once a period,
- * with the count of calls that failed meanwhile.
+ * A limiter that fails (throws, or does not answer within a second) refuses the request, as a
+ * limiter that says no would: a binding that fails every call must not lift every limit, nor hold
+ * every request. `failed` is told of it, at most once a period, with the count of calls that
+ * failed meanwhile.
  */
 export function createClientLimiter(
   binding: Pick<RateLimit, "limit">,
@@ -39,7 +43,7 @@ export function createClientLimiter(
     if (window.isRefused(key)) return false;
     let success: boolean;
     try {
-      ({ success } = await binding.limit({ key }));
+      ({ success } = await answerWithin(binding.limit({ key }), LIMIT_CALL_TIMEOUT_MS));
     } catch (error) {
       failures += 1;
       if (now() - saidAt >= periodSeconds * 1000) {
@@ -52,4 +56,17 @@ export function createClientLimiter(
     if (!success) window.refuse(key);
     return success;
   };
+}
+
+/** `answer`, or a rejection once `ms` have passed without it. */
+async function answerWithin<T>(answer: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([answer, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
