@@ -315,7 +315,7 @@ describe("monitoring in Chromium, through the tunnel", () => {
       transactions().some(({ transaction, contexts }) => contexts?.trace?.op === "navigation" && transaction === "routes/_index");
     // The page stays open until the navigation's transaction is in: it ends when the page goes idle,
     // which a busy machine delays, and a page closed before that sends nothing.
-    await eventually(navigationHome, 60_000, { saw: () => transactions().map(({ transaction, contexts }) => `${contexts?.trace?.op} ${transaction}`) });
+    await eventually(navigationHome, 30_000, { saw: () => transactions().map(({ transaction, contexts }) => `${contexts?.trace?.op} ${transaction}`) });
     await missing.close();
     // The SDK sends in order: once the last envelope is in and nothing is still arriving, an earlier one would be too.
     await ingest.settled();
