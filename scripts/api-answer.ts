@@ -5,11 +5,8 @@
 /** Bytes of an answer read at most: the largest real one (a day of health data) is some kilobytes. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
-/** Raised when an answer is longer than {@link MAX_ANSWER_BYTES}. */
-export class AnswerTooLarge extends Error {}
-
-/** The answer's body as text, read no further than the bound; the rest is cancelled, never read. */
-export async function boundedText(response: Response, maxBytes = MAX_ANSWER_BYTES): Promise<string> {
+/** The answer's body as text, read no further than {@link MAX_ANSWER_BYTES}: past it, the rest is cancelled, never read, and this throws. */
+export async function boundedText(response: Response): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -19,9 +16,9 @@ export async function boundedText(response: Response, maxBytes = MAX_ANSWER_BYTE
     const { done, value } = await reader.read();
     if (done) return text + decoder.decode();
     bytes += value.byteLength;
-    if (bytes > maxBytes) {
+    if (bytes > MAX_ANSWER_BYTES) {
       await reader.cancel().catch(() => undefined);
-      throw new AnswerTooLarge(`its answer is over ${maxBytes} bytes, and was not read further`);
+      throw new Error(`its answer is over ${MAX_ANSWER_BYTES} bytes, and was not read further`);
     }
     text += decoder.decode(value, { stream: true });
   }
