@@ -6,6 +6,10 @@ import type { MiddlewareHandler } from "hono";
 
 import type { TunnelWorker } from "./worker.ts";
 
+/**
+ * Middleware that answers what `tunnel` serves (`tunnel.handle`) and calls `next()` for everything
+ * else: `app.use(tunnelMiddleware(tunnel))` before the app's routes.
+ */
 export function tunnelMiddleware(tunnel: Pick<TunnelWorker, "handle">): MiddlewareHandler {
   return async (context, next) => {
     const answer = await tunnel.handle(context.req.raw);

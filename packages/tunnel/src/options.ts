@@ -9,9 +9,9 @@ type Limiter = Pick<RateLimit, "limit">;
 
 /**
  * The tunnel configured in code: each setting typed, each binding an object, under any name and
- * as many times as a Worker likes (two tunnels, a staging spool beside production's). The
- * defaults are those of the Worker variables the README lists; a bad value throws a
- * `ConfigError` naming the option.
+ * as many times as a Worker likes (two tunnels, a staging spool beside production's). Each
+ * `@default` is the value when neither the option nor its Worker variable in `variables` is given;
+ * a bad value throws a `ConfigError` naming the option.
  */
 export interface TunnelOptions {
   /**
@@ -19,50 +19,131 @@ export interface TunnelOptions {
    * below override each. For settings kept in `wrangler.toml`, `.dev.vars` and `--var`.
    */
   variables?: TunnelVariables;
-  /** Your own public DSN: always allowed, the default route is derived from it, and CSP reports and the spool's client reports go to its project. */
+  /**
+   * Your own public DSN: always allowed, the default route is derived from it, and CSP reports and
+   * the spool's client reports go to its project.
+   * @default none
+   */
   dsn?: string;
-  /** Further DSNs forwarded for; self-hosted ones too. */
+  /**
+   * Further DSNs forwarded for; self-hosted ones too.
+   * @default []
+   */
   allowedDsns?: readonly string[];
-  /** Browser origins allowed besides the request's own; they also get CORS. */
+  /**
+   * Browser origins allowed besides the request's own; they also get CORS.
+   * @default []
+   */
   allowedOrigins?: readonly string[];
-  /** Where pages post, with no query; derived from `dsn` by default. */
+  /**
+   * Where pages post, with no query.
+   * @default a path derived from `dsn`, such as `/6b1xzn8op8`
+   */
   route?: string;
-  /** Earlier routes still served, for pages loaded before a change of `route`. */
+  /**
+   * Earlier routes still served, for pages loaded before a change of `route`.
+   * @default []
+   */
   retiredRoutes?: readonly string[];
-  /** Whether the paths Sentry's own SDK posts to with `tunnel: true` are served (by default, yes). */
+  /**
+   * Whether the paths Sentry's own SDK posts to with `tunnel: true` are served.
+   * @default true
+   */
   sentryPaths?: boolean;
-  /** The paths your app serves itself (`/shop/:item`, `/build/*`): no route may shadow one. */
+  /**
+   * The paths your app serves itself (`/shop/:item`, `/build/*`): no route may shadow one.
+   * @default []
+   */
   hostPaths?: readonly string[];
-  /** The environment and release CSP reports are filed under. */
+  /**
+   * The environment CSP reports are filed under.
+   * @default "production"
+   */
   environment?: string;
+  /**
+   * The release CSP reports are filed under.
+   * @default none
+   */
   release?: string;
+  /**
+   * The largest envelope accepted, in bytes; a larger one is refused 413.
+   * @default 20971520 (20 MiB)
+   */
   maxEnvelopeBytes?: number;
-  /** The whole exchange, from a request's arrival to the answer. */
+  /**
+   * The whole exchange, from a request's arrival to the answer, in milliseconds.
+   * @default 30000
+   */
   timeoutMs?: number;
-  /** The per-client limiter, or `"off"` to run without any limit on purpose. */
+  /**
+   * The per-client limiter (a Workers Rate Limiting binding), or `"off"` to run without any limit on
+   * purpose. Something without a `limit()` method is refused; a call that fails refuses its request.
+   */
   limiter: Limiter | "off";
-  /** The limiter's period: the `Retry-After` of a limited envelope. */
+  /**
+   * The limiter's period in seconds: the `Retry-After` of a limited envelope, and the window in
+   * which a client's repeated refusals share one log line. Keep it equal to the binding's `period`.
+   * @default 10
+   */
   limiterPeriodSeconds?: number;
-  /** One data point per request and spool outcome. */
+  /**
+   * One data point per request and spool outcome.
+   * @default none: no data points, and every envelope Sentry took is logged instead
+   */
   analytics?: Pick<AnalyticsEngineDataset, "writeDataPoint">;
-  /** Whether an envelope Sentry took gets a log line too (by default its data point counts it). */
+  /**
+   * Whether an envelope Sentry took gets a log line too, besides its data point.
+   * @default false
+   */
   logForwarded?: boolean;
-  /** Where envelopes Sentry cannot take now are kept. */
+  /**
+   * Where envelopes Sentry cannot take now are kept, and delivered from later.
+   * @default none: what Sentry cannot take is answered with the failure
+   */
   spool?: {
+    /** The Queue the envelopes are stored in; this Worker consumes it (`queue()`). */
     queue: SpoolQueue;
-    /** Bodies too large for a queue message. */
+    /**
+     * Bodies too large for a queue message (128 KB, less the stored headers).
+     * @default none: those are answered with the failure
+     */
     bucket?: R2Bucket;
-    /** What one client, and everyone, may store a minute; required unless `limiter` is `"off"`. */
+    /** What one client may store a minute, in units of 256 KiB; required unless `limiter` is `"off"`. */
     clientBudget?: Limiter;
+    /** What everyone at this location may store a minute, in units of 256 KiB; required unless `limiter` is `"off"`. */
     totalBudget?: Limiter;
-    /** The queue's and the dead-letter queue's names, as `wrangler.toml` gives them: `queue()` takes their batches. */
+    /**
+     * The queue's name, as `wrangler.toml` gives it: `queue()` takes its batches. Two tunnels in
+     * one Worker each name their own.
+     * @default "tunnel-spool"
+     */
     queueName?: string;
+    /**
+     * The dead-letter queue's name, as `wrangler.toml` gives it.
+     * @default "tunnel-spool-dead"
+     */
     deadLetterQueueName?: string;
+    /**
+     * The consumer's `max_retries` in `wrangler.toml`, which must not be smaller.
+     * @default 5
+     */
     maxRetries?: number;
+    /**
+     * The first retry's delay in seconds; each further one twice as long, with jitter, up to an hour.
+     * @default 10
+     */
     retrySeconds?: number;
+    /**
+     * How long, in seconds, the oldest stored envelope may wait before `spoolHeartbeat()` says `stale`.
+     * @default 3600
+     */
     maxAgeSeconds?: number;
   };
-  /** Development and tests only: replaces scheme, host and port of every upstream URL. */
+  /**
+   * Development and tests only: replaces scheme, host and port of every upstream URL; the start
+   * line names it, and `npm run deploy` refuses it for production unless told it is on purpose.
+   * @default none: each envelope goes to its DSN's own ingest
+   */
   upstreamOrigin?: string;
 }
 

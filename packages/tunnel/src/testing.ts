@@ -140,14 +140,14 @@ export interface TunnelUnderTest {
   fetch(path: string, init?: RequestInit): Promise<Response>;
 }
 
+/** A rate limiter that never says no. */
+export const EVERY_CLIENT: Pick<RateLimit, "limit"> = { limit: async () => ({ success: true }) };
+
 /**
  * The tunnel with its variables (the app's DSN by default), Sentry the stub, and its bindings: by
  * default limiters and spool budgets that let every client through, a dataset that keeps no data point, and a
  * queue that keeps its messages in `stored`; a binding given as `undefined` is left unbound.
  */
-/** A rate limiter that never says no. */
-export const EVERY_CLIENT: Pick<RateLimit, "limit"> = { limit: async () => ({ success: true }) };
-
 export function tunnelUnderTest(variables: TunnelVariables = {}, bindings: { [Name in keyof TunnelBindings]?: TunnelBindings[Name] | undefined } = {}): TunnelUnderTest {
   const sentry = new StubSentry();
   const stored: SpooledEnvelope[] = [];

@@ -30,6 +30,7 @@ export interface TunnelWorker {
    * spellings only.
    */
   serves(request: Request | string): boolean;
+  /** The tunnel's answer to a request {@link serves} says is its own; for any other, a 404 of the tunnel's. */
   fetch: Tunnel;
   /** The tunnel's answer to a request it serves ({@link serves}), or `undefined` for the host to answer. */
   handle(request: Request): Promise<Response | undefined>;
