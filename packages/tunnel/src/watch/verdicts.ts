@@ -148,7 +148,14 @@ function boundedMatches(length: number): (filter: NetworkFilter) => boolean {
   let spent = 0;
   return (filter) => {
     if (!filter.isRegex()) return true;
-    const ways = matchWays(filter.getRegex().source, length);
+    let source: string;
+    try {
+      source = filter.getRegex().source;
+    } catch {
+      // A pattern the runtime will not compile (nested too deep, too large) is one rule unchecked, not a failed run.
+      return false;
+    }
+    const ways = matchWays(source, length);
     if (ways > MATCH_BUDGET || spent + ways > MATCH_BUDGET_PER_URL) return false;
     spent += ways;
     return true;
