@@ -27,23 +27,19 @@ const names: Record<string, string> = { queue, "dead-letter-queue": deadLetterQu
 /** The command's arguments; an unknown or incomplete flag is said in words, never as a stack trace, and exits 2. */
 function argumentsOrExit() {
   try {
-    return parseSpoolArgs();
+    return parseArgs({
+      options: {
+        queue: { type: "string", default: "tunnel-spool" },
+        "dead-letter-queue": { type: "string", default: "tunnel-spool-dead" },
+        bucket: { type: "string", default: "tunnel-spool" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+      strict: true,
+    });
   } catch (error) {
     console.error(`${(error as Error).message.split("\n")[0]}\n${USAGE}`);
     return process.exit(2);
   }
-}
-
-function parseSpoolArgs() {
-  return parseArgs({
-    options: {
-      queue: { type: "string", default: "tunnel-spool" },
-      "dead-letter-queue": { type: "string", default: "tunnel-spool-dead" },
-      bucket: { type: "string", default: "tunnel-spool" },
-      help: { type: "boolean", short: "h", default: false },
-    },
-    strict: true,
-  });
 }
 
 /** Cloudflare's rule for a queue's and a bucket's name: lowercase letters, digits and dashes. */

@@ -37,7 +37,8 @@ export function checkEnvelopeDsn(dsnText: string, allowList: DsnAllowList): DsnV
   if (exact) return { ok: true, allowed: exact };
   const parsed = parseDsn(dsnText);
   if (!parsed) return { ok: false, reason: "dsn_invalid" };
-  const canonical = allowList.get(parsed.text) ?? allowList.get(hostFolded(parsed));
+  // Every allowed DSN is also keyed by its host-folded text, which its other spellings share.
+  const canonical = allowList.get(hostFolded(parsed));
   return canonical ? { ok: true, allowed: canonical } : { ok: false, reason: "dsn_not_allowed" };
 }
 

@@ -179,8 +179,11 @@ async function keptLines(response: Response, list: ListLines, maxBytes: number):
       if (problem) return failed(problem);
     }
     pending += text.slice(start);
-    const problem = done ? (pending === "" ? undefined : list.take(pending)) : pending.length > MAX_LINE ? list.take(pending) : undefined;
-    if (problem) return failed(problem);
+    // The last line, or an unfinished one already too long, which `take` refuses.
+    if ((done && pending !== "") || pending.length > MAX_LINE) {
+      const problem = list.take(pending);
+      if (problem) return failed(problem);
+    }
     if (done) break;
     if (sincePause >= BYTES_BETWEEN_PAUSES) {
       sincePause = 0;

@@ -29,14 +29,13 @@ export function matchWays(source: string, length: number): Ways {
   }
 }
 
-class Unreadable extends Error {}
-
 /**
- * Thrown as soon as a count passes the budget: the counts only grow as parts are added (each has
- * at least one way), so the reading stops there, and a hostile expression costs no more to read
- * than one at the budget.
+ * Thrown where the count cannot be bounded within the budget: a backreference, syntax not read,
+ * or a count past the budget. The counts only grow as parts are added (each has at least one
+ * way), so the reading stops there, and a hostile expression costs no more to read than one at
+ * the budget.
  */
-class OverBudget extends Error {}
+class Unbounded extends Error {}
 
 /** What one part of an expression can do at one position. */
 interface Atom {
@@ -109,7 +108,7 @@ class ExpressionReader {
   /** A part `x{m,n}` of more than one character: each count from m to n (at most the input's length) of its ways. */
   private repeated(atom: Atom, range: Range | undefined): Ways {
     if (!range) return atom.ways;
-    if (atom.assertion) throw new Unreadable();
+    if (atom.assertion) throw new Unbounded();
     const most = Math.min(range.most, this.length);
     if (most < range.least) return 1;
     if (atom.ways === 1) return most - range.least + 1;
@@ -147,7 +146,7 @@ class ExpressionReader {
     if (char === "[") return this.characterClass();
     if (char === "\\") return this.escape();
     if (char === "(") return this.group();
-    if ("*+?".includes(char)) throw new Unreadable();
+    if ("*+?".includes(char)) throw new Unbounded();
     this.at += 1;
     return ONE_CHARACTER;
   }
@@ -155,7 +154,7 @@ class ExpressionReader {
   /** `\d`, `\/`, `\x2f`: one character; `\b`: an assertion; a backreference (`\1`, `\k<name>`) has no bound here. */
   private escape(): Atom {
     const next = this.source[this.at + 1];
-    if (next === undefined || /[1-9k]/.test(next)) throw new Unreadable();
+    if (next === undefined || /[1-9k]/.test(next)) throw new Unbounded();
     this.at += 2;
     return next === "b" || next === "B" ? ASSERTION : ONE_CHARACTER;
   }
@@ -163,7 +162,7 @@ class ExpressionReader {
   private characterClass(): Atom {
     this.at += 1;
     while (this.source[this.at] !== "]") {
-      if (this.done()) throw new Unreadable();
+      if (this.done()) throw new Unbounded();
       this.at += this.source[this.at] === "\\" ? 2 : 1;
     }
     this.at += 1;
@@ -175,7 +174,7 @@ class ExpressionReader {
     const opening = /^\((\?(:|=|!|<=|<!|<[A-Za-z_$][\w$]*>))?/.exec(this.source.slice(this.at))!;
     this.at += opening[0].length;
     const { ways } = this.alternatives();
-    if (this.source[this.at] !== ")") throw new Unreadable();
+    if (this.source[this.at] !== ")") throw new Unbounded();
     this.at += 1;
     return { ways, assertion: ["=", "!", "<=", "<!"].includes(opening[2] ?? ""), single: false };
   }
@@ -220,8 +219,8 @@ class CharacterRun {
   }
 }
 
-/** A count past the budget ends the reading ({@link OverBudget}). */
+/** A count past the budget ends the reading ({@link Unbounded}). */
 function capped(ways: Ways): Ways {
-  if (ways > MATCH_BUDGET) throw new OverBudget();
+  if (ways > MATCH_BUDGET) throw new Unbounded();
   return ways;
 }
