@@ -17,26 +17,25 @@ const env = { ...process.env, PATH: `${join(root, "node_modules/.bin")}:${proces
 const rootPackage = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { devDependencies: Record<string, string>; dependencies: Record<string, string> };
 
 /** What an adopter writes against the package: every export of both entries, in a Worker's shape. */
-const CONSUMER = `import { ConfigError, createTunnel, createTunnelWorker, isTunnelPathSpelling, projectOf, readTunnelSettings, RepeatedLines, reportPathOf, TUNNEL_PATH, tunnelUrlFor, upstreamUrlFor, variableReader } from "@edge-monitoring/tunnel";
-import type { AppFacts, LogLine, ProjectIdentity, SpoolHeartbeatLine, SpoolStats, TunnelBindings, TunnelDescription, TunnelOptions, TunnelRuntime, TunnelSettings, TunnelVariables } from "@edge-monitoring/tunnel";
+const CONSUMER = `import { ConfigError, createTunnel, dsnFacts, optionsFromEnv, RepeatedLines, variableReader } from "@edge-monitoring/tunnel";
+import type { ClientShare, LogLine, TunnelDescription, TunnelEnv, TunnelOptions, TunnelRuntime, TunnelWorker } from "@edge-monitoring/tunnel";
+import { spool, spoolFromEnv, type SpoolEnv, type SpoolHeartbeatLine, type SpoolOptions } from "@edge-monitoring/tunnel/spool";
+import { cspReports } from "@edge-monitoring/tunnel/csp";
 import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "@edge-monitoring/tunnel/testing";
 import { tunnelMiddleware } from "@edge-monitoring/tunnel/hono";
 import { memoryListStore, readWatchSettings, watchBlockLists, watchedRequestsOf, watchMessages, type WatchLine } from "@edge-monitoring/tunnel/watch";
 import { Hono } from "hono";
 
-const variables: TunnelVariables = { SENTRY_DSN: "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2" };
-const facts: AppFacts = { hostPaths: ["/"] };
-const settings: TunnelSettings = readTunnelSettings(variables, facts);
-const bindings: TunnelBindings = {};
+const env: TunnelEnv & SpoolEnv = { SENTRY_DSN: "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2", TUNNEL_RATE_LIMITING: "off" };
 const runtime: TunnelRuntime = { log: (line: LogLine) => console.log(line) };
-const tunnel = createTunnelWorker(settings, bindings, runtime);
-const stats: SpoolStats | undefined = tunnel.spoolStats;
-const project: ProjectIdentity | undefined = settings.allowedDsns[0] && projectOf(settings.allowedDsns[0]);
+const tunnel: TunnelWorker = createTunnel({ ...optionsFromEnv(env), spool: spoolFromEnv(env), cspReports: cspReports() }, runtime);
+const share: ClientShare = tunnel.clientShare;
 const code: TunnelAnswerCode = "not_found";
 const lines = new RepeatedLines<{ event: string }>(10, (line) => console.log(line.repeats));
 const read = variableReader({ A: "1" });
 const description: TunnelDescription = tunnel.describe();
-const options: TunnelOptions = { dsn: variables.SENTRY_DSN as string, limiter: "off", spool: { queue: { send: async () => {} }, queueName: "staging-spool" } };
+const spooled: SpoolOptions = { queue: { send: async () => {} }, queueName: "staging-spool" };
+const options: TunnelOptions = { dsn: env.SENTRY_DSN as string, route: "/s7t8g9", limiter: "off", spool: spool(spooled) };
 export const staging = createTunnel(options, runtime);
 export const app = new Hono().use(tunnelMiddleware(tunnel));
 
@@ -44,8 +43,7 @@ export default {
   async fetch(request: Request): Promise<Response> {
     const answer = await tunnel.handle(request);
     if (answer) return answer;
-    if (tunnel.serves(request)) return tunnel.fetch(request);
-    return new Response([description.pages_post_to, tunnelUrlFor(settings), reportPathOf(TUNNEL_PATH), isTunnelPathSpelling("/x", settings), TUNNEL_ANSWERS[code][0], stats?.pending, project?.projectId, read, lines, ConfigError.name, settings.allowedDsns[0] && upstreamUrlFor(settings.allowedDsns[0])].join());
+    return new Response([description.pages_post_to, tunnel.pageUrl(), tunnel.cspReportPath, TUNNEL_ANSWERS[code][0], share.periodSeconds, read, lines, ConfigError.name, dsnFacts(env.SENTRY_DSN as string)?.envelopeUrl].join());
   },
   async queue(batch: MessageBatch<unknown>): Promise<void> {
     if (tunnel.handlesQueue(batch.queue)) await tunnel.queue(batch);

@@ -18,7 +18,7 @@ const below: Record<string, string> = {
   spool: "spool|upstream|envelope|request|shared",
 };
 
-/** A test below the root may also use the harness every test of a Worker uses (`testing.ts`), and nothing else above it. */
+/** A test below the root may also use the harness every test of a Worker uses (`harness.ts`), and nothing else above it. */
 const TEST = "\\.(workerd\\.)?test\\.ts$";
 
 const layers: IForbiddenRuleType[] = Object.entries(below).flatMap(([folder, allowed]): IForbiddenRuleType[] => [
@@ -31,10 +31,10 @@ const layers: IForbiddenRuleType[] = Object.entries(below).flatMap(([folder, all
   },
   {
     name: `tunnel-${folder}-tests-import-down`,
-    comment: `A test in ${SOURCE}/${folder}/ may import ${allowed.split("|").join(", ")} and the test harness, testing.ts.`,
+    comment: `A test in ${SOURCE}/${folder}/ may import ${allowed.split("|").join(", ")} and the test harness, harness.ts.`,
     severity: "error",
     from: { path: `^${SOURCE}/${folder}/.*${TEST}` },
-    to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/((${allowed})/|testing\\.ts$)` },
+    to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/((${allowed})/|harness\\.ts$)` },
   },
 ]);
 

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 
-import { readTunnelSettings } from "@edge-monitoring/tunnel";
-import { TEST_DSN } from "@edge-monitoring/tunnel/testing";
+import { EVERY_CLIENT, TEST_DSN } from "@edge-monitoring/tunnel/testing";
 import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 
+import { appTunnel } from "../worker/app-tunnel";
 import { ConfigError, readConfig } from "./config.server";
 import { LIST_WATCH_CRON } from "./monitoring/operator-monitors";
 
@@ -20,8 +20,7 @@ describe("readConfig", () => {
       tracePropagationTargets: [],
       workerEnvelopeUrl: undefined,
     });
-    // The tunnel's own settings, read by its package (whose tests hold each of them).
-    expect(config.tunnel).toEqual(readTunnelSettings({}, { hostPaths: [] }));
+    expect(config.upstreamOrigin).toBeUndefined();
   });
 
   it("sends the Worker's own events to the development origin the tunnel's go to", () => {
@@ -51,8 +50,6 @@ describe("readConfig", () => {
   });
 
   it.each([
-    ["SENTRY_DSN", "not a dsn"],
-    ["SENTRY_DSN", "https://o1.ingest.sentry.io/2"],
     ["SENTRY_TRACES_SAMPLE_RATE", "1.5"],
     ["SENTRY_TRACES_SAMPLE_RATE", "all"],
     ["SENTRY_TRACE_PROPAGATION_TARGETS", "api.example.com"],
@@ -81,26 +78,28 @@ describe("wrangler.toml", () => {
     assets: { binding?: string };
   };
 
+  /** The app's tunnel as `wrangler.toml` configures it, every binding it declares a stand-in. */
+  const tunnel = () =>
+    appTunnel(
+      { ...config.vars, TUNNEL_RATE_LIMITER: EVERY_CLIENT, TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL: { send: async () => {} } },
+      [],
+    );
+
   it("tells limited clients to wait exactly the rate limiter's period", () => {
     const [limiter] = config.ratelimits;
-    expect(readConfig(config.vars).tunnel.rateLimitPeriodSeconds).toBe(limiter!.simple.period);
+    expect(tunnel().clientShare.periodSeconds).toBe(limiter!.simple.period);
   });
 
   it("has the Worker consume the spool and its dead-letter queue under the names its settings give", () => {
-    const { spoolQueue, deadLetterQueue } = readConfig(config.vars).tunnel;
     const { consumers, producers } = config.queues;
-    expect(producers.find((producer) => producer.binding === "TUNNEL_SPOOL")?.queue).toBe(spoolQueue);
-    expect(consumers.find((consumer) => consumer.queue === spoolQueue)?.dead_letter_queue).toBe(deadLetterQueue);
+    const spoolQueue = producers.find((producer) => producer.binding === "TUNNEL_SPOOL")!.queue;
+    const deadLetterQueue = consumers.find((consumer) => consumer.queue === spoolQueue)!.dead_letter_queue!;
+    expect([tunnel().handlesQueue(spoolQueue), tunnel().handlesQueue(deadLetterQueue)]).toEqual([true, true]);
     expect(consumers.map((consumer) => consumer.queue)).toContain(deadLetterQueue);
   });
 
-  it("has the consumer send a held envelope again as a new message before the queue's max_retries would dead-letter it", () => {
-    const { spoolQueue, spoolMaxRetries } = readConfig(config.vars).tunnel;
-    expect(config.queues.consumers.find((consumer) => consumer.queue === spoolQueue)?.max_retries).toBe(spoolMaxRetries);
-  });
-
   it("binds every limit the tunnel requires while TUNNEL_RATE_LIMITING is on", () => {
-    expect(readConfig(config.vars).tunnel.rateLimiting).toBe(true);
+    expect(tunnel().describe().rate_limiter).toMatch(/^on: /);
     expect(config.ratelimits.map((limiter) => limiter.name).sort()).toEqual(["TUNNEL_RATE_LIMITER", "TUNNEL_SPOOL_CLIENT_BUDGET", "TUNNEL_SPOOL_TOTAL_BUDGET"]);
   });
 

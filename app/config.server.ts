@@ -1,5 +1,4 @@
-import { RELEASE } from "./release.generated";
-import { projectOf, readTunnelSettings, upstreamUrlFor, variableReader, type ProjectIdentity, type TunnelSettings, type TunnelVariables } from "@edge-monitoring/tunnel";
+import { dsnFacts, variableReader, type TunnelEnv } from "@edge-monitoring/tunnel";
 import { readWatchSettings, type WatchSettings, type WatchVariables } from "@edge-monitoring/tunnel/watch";
 
 export { ConfigError } from "@edge-monitoring/tunnel";
@@ -7,7 +6,8 @@ export { ConfigError } from "@edge-monitoring/tunnel";
 /** The Worker's settings, read from `env` once and checked, so that a request never meets a bad one. */
 export interface AppConfig {
   sentry: SentryConfig;
-  tunnel: TunnelSettings;
+  /** Development and tests: where the tunnel and the Worker's SDK send instead of Sentry (`TUNNEL_UPSTREAM_ORIGIN`). */
+  upstreamOrigin: string | undefined;
   /** The ad-block list watch of the Worker's Cron Trigger; `undefined` while `TUNNEL_WATCH` is off. */
   watch: WatchSettings | undefined;
   /**
@@ -23,7 +23,7 @@ export interface SentryConfig {
   /** The app's own public DSN, as the SDKs are given it; `undefined` when monitoring is not configured. */
   dsn: string | undefined;
   /** Which project that DSN reports to: the browser's tunnel path names it. */
-  project: ProjectIdentity | undefined;
+  project: NonNullable<ReturnType<typeof dsnFacts>>["project"] | undefined;
   /** That DSN's public key, which the Worker's trace headers name. */
   publicKey: string | undefined;
   environment: string;
@@ -35,19 +35,19 @@ export interface SentryConfig {
 }
 
 /** The variables this module reads besides the tunnel's; the rest of `env` (bindings) is not its concern. */
-export type ConfigEnv = TunnelVariables &
+export type ConfigEnv = Pick<TunnelEnv, "SENTRY_DSN" | "SENTRY_ENVIRONMENT" | "TUNNEL_UPSTREAM_ORIGIN"> &
   WatchVariables &
   Partial<Pick<Env, "SENTRY_TRACES_SAMPLE_RATE" | "SENTRY_TRACE_PROPAGATION_TARGETS" | "SENTRY_SELF_TEST" | "CSP_CONNECT_ORIGINS">>;
 
 /**
- * Throws a {@link ConfigError} naming the first variable that is wrong. `appPaths` are the paths
- * the app serves itself, its pages and its scripts, which no tunnel route may shadow.
+ * Throws a {@link ConfigError} naming the first variable that is wrong. The tunnel reads its own
+ * variables when `worker/index.ts` builds it (`optionsFromEnv`), and refuses a DSN that is not one.
  */
-export function readConfig(env: ConfigEnv, appPaths: readonly string[] = []): AppConfig {
-  // The tunnel reads its own variables, SENTRY_DSN and SENTRY_ENVIRONMENT among them.
-  const tunnel = readTunnelSettings(env, { hostPaths: appPaths, release: RELEASE });
+export function readConfig(env: ConfigEnv): AppConfig {
   const read = variableReader<keyof ConfigEnv>(env);
-  const ownDsn = tunnel.ownProject?.dsn;
+  const upstreamOrigin = read.optionalOrigin("TUNNEL_UPSTREAM_ORIGIN");
+  const dsn = read.text("SENTRY_DSN");
+  const ownDsn = dsn === "" ? undefined : dsnFacts(dsn, upstreamOrigin);
   const environment = read.text("SENTRY_ENVIRONMENT") || "production";
   const tracePropagationTargets = read.origins("SENTRY_TRACE_PROPAGATION_TARGETS");
   return {
@@ -55,15 +55,15 @@ export function readConfig(env: ConfigEnv, appPaths: readonly string[] = []): Ap
     // The APIs the page traces are APIs it calls.
     connectOrigins: [...new Set([...tracePropagationTargets, ...read.origins("CSP_CONNECT_ORIGINS")])],
     sentry: {
-      dsn: ownDsn?.text,
-      project: ownDsn && projectOf(ownDsn),
+      dsn: ownDsn && dsn,
+      project: ownDsn?.project,
       publicKey: ownDsn?.publicKey,
       environment,
       tracesSampleRate: read.fraction("SENTRY_TRACES_SAMPLE_RATE", 1),
       tracePropagationTargets,
-      workerEnvelopeUrl: ownDsn && tunnel.upstreamOrigin ? upstreamUrlFor(ownDsn, tunnel.upstreamOrigin) : undefined,
+      workerEnvelopeUrl: upstreamOrigin ? ownDsn?.envelopeUrl : undefined,
     },
-    tunnel,
+    upstreamOrigin,
     watch: readWatchSettings(env),
   };
 }

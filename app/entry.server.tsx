@@ -8,7 +8,6 @@ import { renderToReadableStream } from "react-dom/server";
 import { ServerEventId } from "./monitoring/error-reference";
 import { NonceProvider } from "./security/nonce";
 import { newNonce, pageSecurityHeaders } from "./security/page-security.server";
-import { reportPathOf } from "@edge-monitoring/tunnel";
 
 /** Pages and their data: for this visitor, and for now. */
 const PRIVATE = "private, no-store";
@@ -53,7 +52,8 @@ export default async function handleRequest(
 
   // Violations are reported through the tunnel to the app's own project, when there is one.
   const { config } = loadContext;
-  const reportUrl = config.sentry.dsn ? new URL(reportPathOf(config.tunnel.route), request.url).href : undefined;
+  const reportPath = loadContext.tunnel.cspReportPath;
+  const reportUrl = reportPath ? new URL(reportPath, request.url).href : undefined;
   const security = pageSecurityHeaders(nonce, reportUrl, config.connectOrigins, { development: config.sentry.environment === "development" });
   for (const [name, value] of Object.entries(security)) responseHeaders.set(name, value);
   responseHeaders.set("Content-Type", "text/html; charset=utf-8");

@@ -31,7 +31,7 @@ export const links: LinksFunction = () => [
 export function loader({ context }: LoaderFunctionArgs) {
   return {
     monitoringSummary: monitoringSummary(context.config.sentry),
-    browserSettings: browserMonitoringSettings(context.config.sentry, context.config.tunnel),
+    browserSettings: browserMonitoringSettings(context.config.sentry, context.tunnel),
     // The page's pageload transaction continues the trace of the request that rendered it.
     ...pageTrace(),
     selfTest: context.config.selfTest,

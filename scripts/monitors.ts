@@ -12,7 +12,7 @@
 // in Spotlight).
 import { parseArgs } from "node:util";
 
-import { ConfigError, readTunnelSettings, tunnelUrlFor, type TunnelVariables } from "@edge-monitoring/tunnel";
+import { ConfigError, createTunnel, optionsFromEnv, type TunnelEnv } from "@edge-monitoring/tunnel";
 import { unstable_readConfig } from "wrangler";
 
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults.ts";
@@ -56,7 +56,8 @@ async function main(): Promise<void> {
   if (process.env.SENTRY_DSN) vars.SENTRY_DSN = process.env.SENTRY_DSN;
   const dsn = vars.SENTRY_DSN;
   if (!dsn) throw new Refusal("npm run monitors needs SENTRY_DSN, the DSN the pages report with (the probe's envelope names it): set it in the environment, or in wrangler.toml's [vars]");
-  const route = tunnelUrlFor(readTunnelSettings(vars as TunnelVariables));
+  // Built only to name its route: no request reaches it, so it needs no limiter.
+  const route = createTunnel(optionsFromEnv({ ...(vars as TunnelEnv), TUNNEL_RATE_LIMITING: "off" })).pageUrl();
   if (!route) throw new Refusal(`SENTRY_DSN ${dsn} is not a DSN the tunnel forwards for`);
   const body = probeEnvelope(dsn);
   if (values.try) {

@@ -83,8 +83,8 @@ function sayWhatToOpen(config: AppConfig): void {
   const app = `http://localhost:${appPort}`;
   const pages: [string, string][] = [[`${app}/`, "the home page"]];
   if (config.selfTest) pages.push([`${app}/sentry-example-page`, "the self-test: each button sends an error, a trace or a log"]);
-  if (config.tunnel.upstreamOrigin === spotlightOrigin) pages.push([`${spotlightOrigin}${SPOTLIGHT_ERRORS_PATH}`, "Spotlight: what the app reported, locally"]);
-  else pages.push([config.tunnel.upstreamOrigin ?? "Sentry", "where reports go, not Spotlight: TUNNEL_UPSTREAM_ORIGIN is set"]);
+  if (config.upstreamOrigin === spotlightOrigin) pages.push([`${spotlightOrigin}${SPOTLIGHT_ERRORS_PATH}`, "Spotlight: what the app reported, locally"]);
+  else pages.push([config.upstreamOrigin ?? "Sentry", "where reports go, not Spotlight: TUNNEL_UPSTREAM_ORIGIN is set"]);
   const width = Math.max(...pages.map(([url]) => url.length));
   console.log(`\nOpen:\n${pages.map(([url, what]) => `  ${url.padEnd(width)}  ${what}`).join("\n")}\n`);
 }

@@ -8,7 +8,7 @@ import { unstable_readConfig } from "wrangler";
 
 import type { AppConfig, readConfig } from "../app/config.server";
 import type { appPathsOf } from "../worker/page-paths";
-import type { createTunnelWorker, TunnelBindings } from "@edge-monitoring/tunnel";
+import type { appTunnel, AppTunnelEnv } from "../worker/app-tunnel";
 
 /**
  * What `wrangler dev` gives the Worker: `wrangler.toml`'s `[vars]` as wrangler reads them (an
@@ -37,7 +37,7 @@ function declaredBindings(dir: string): Set<string> {
 }
 
 /** Stand-ins for the bindings `wrangler.toml` declares: the tunnel checks which are there, and uses none while it is built. */
-function standInBindings(names: ReadonlySet<string>): TunnelBindings {
+function standInBindings(names: ReadonlySet<string>): AppTunnelEnv {
   const limiter = { limit: async () => ({ success: true }) };
   const present = <T>(name: string, binding: T) => (names.has(name) ? { [name]: binding } : {});
   return {
@@ -51,15 +51,15 @@ function standInBindings(names: ReadonlySet<string>): TunnelBindings {
 /**
  * The Worker's configuration as it would read `vars` when it starts, or its refusal in its own
  * words (`TUNNEL_ROUTE would …`, `TUNNEL_RATE_LIMITER is not bound …`). The app's `readConfig`
- * and `appPathsOf` and the package's `createTunnelWorker` are bundled for Node (they are written
+ * and `appPathsOf` and the app's `appTunnel` are bundled for Node (they are written
  * for the Worker's bundler), the app's paths come from Remix's config, as the build's do, and the
  * bindings from `wrangler.toml`: nothing needs to be built first.
  */
 export async function checkWorkerVariables(vars: Record<string, unknown>, dir = "."): Promise<{ config: AppConfig } | { problem: string }> {
   const [app, declared] = await Promise.all([appConfigReader(dir), declaredApp(dir)]);
   try {
-    const config = app.readConfig(vars, app.appPathsOf(declared));
-    app.createTunnelWorker(config.tunnel, standInBindings(declaredBindings(dir)));
+    const config = app.readConfig(vars);
+    app.appTunnel({ ...vars, ...standInBindings(declaredBindings(dir)) }, app.appPathsOf(declared));
     return { config };
   } catch (error) {
     if (error instanceof Error && error.name === "ConfigError") return { problem: error.message };
@@ -70,14 +70,14 @@ export async function checkWorkerVariables(vars: Record<string, unknown>, dir = 
 interface AppConfigReader {
   readConfig: typeof readConfig;
   appPathsOf: typeof appPathsOf;
-  createTunnelWorker: typeof createTunnelWorker;
+  appTunnel: typeof appTunnel;
 }
 
 async function appConfigReader(dir: string): Promise<AppConfigReader> {
   const bundled = await build({
     stdin: {
       contents:
-        'export { readConfig } from "./app/config.server.ts";\nexport { appPathsOf } from "./worker/page-paths.ts";\nexport { createTunnelWorker } from "@edge-monitoring/tunnel";\n',
+        'export { readConfig } from "./app/config.server.ts";\nexport { appPathsOf } from "./worker/page-paths.ts";\nexport { appTunnel } from "./worker/app-tunnel.ts";\n',
       resolveDir: dir,
       loader: "ts",
     },

@@ -6,7 +6,7 @@ import { instrumentBuild } from "@sentry/remix/cloudflare";
 
 import { readConfig } from "../app/config.server";
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults";
-import { createTunnelWorker } from "@edge-monitoring/tunnel";
+import { appTunnel } from "./app-tunnel";
 import { crossSiteRefusal } from "./cross-site";
 import { withOwnTrace } from "./own-trace";
 import { appPathsOf } from "./page-paths";
@@ -22,10 +22,10 @@ import { memoryListStore, r2ListStore } from "@edge-monitoring/tunnel/watch";
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and
  * `npm run deploy` with the variable's name, instead of turning into failed requests later.
  */
-const config = readConfig(startupEnv, appPathsOf(build as unknown as ServerBuild));
+const config = readConfig(startupEnv);
 
 /** The one tunnel of this isolate, and its spool: the entry below and the Remix route both answer with it. */
-const tunnel = createTunnelWorker(config.tunnel, startupEnv, {
+const tunnel = appTunnel(startupEnv, appPathsOf(build as unknown as ServerBuild), {
   background: waitUntil,
   reportError: (error, request) => reportTunnelBug(reporting.options(), error, request),
 });
@@ -34,7 +34,7 @@ const tunnel = createTunnelWorker(config.tunnel, startupEnv, {
  * The Worker's own SDK, every report held to its client's share (decision 017): the tunnel's own
  * per-client limiter, which also answers the self-test's presses, so one count.
  */
-const reporting = workerReporting(config, tunnel);
+const reporting = workerReporting(config, tunnel.clientShare);
 const { clientMayReport } = reporting;
 
 /** Where the list watch keeps its lists' last reads when no spool bucket is bound: this isolate's memory. */
@@ -49,8 +49,8 @@ console.log(
       ? "off: SENTRY_DSN is empty, so neither the pages nor the Worker report anything"
       : config.sentry.dsn === PLACEHOLDER_DSN
         ? "local: SENTRY_DSN is npm start's placeholder, which no Sentry project receives"
-        : config.tunnel.upstreamOrigin
-          ? `elsewhere: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}, but every envelope and the Worker's own events go to ${config.tunnel.upstreamOrigin} (TUNNEL_UPSTREAM_ORIGIN), not to Sentry`
+        : config.upstreamOrigin
+          ? `elsewhere: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}, but every envelope and the Worker's own events go to ${config.upstreamOrigin} (TUNNEL_UPSTREAM_ORIGIN), not to Sentry`
           : `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`,
     ...tunnel.describe(),
     list_watch: config.watch
@@ -72,8 +72,7 @@ const app = withSentry(reporting.options, {
       env,
       ctx,
       config,
-      tunnel: tunnel.fetch,
-      spoolStats: tunnel.spoolStats,
+      tunnel,
       clientMayReport,
     });
   },
@@ -100,7 +99,8 @@ export default {
     // Envelopes skip Sentry's request instrumentation (a client per request, a span, a copy of
     // text bodies) and Remix's router: they are most of the traffic, and none of that serves
     // them. Every spelling of every route comes here, so none of them is ever traced.
-    if (tunnel.serves(request)) return tunnel.fetch(request);
+    const answer = await tunnel.handle(request);
+    if (answer) return answer;
     // Another site's request to change something is answered before anything can report it.
     const refusal = crossSiteRefusal(request);
     if (refusal) return refusal;

@@ -1,5 +1,5 @@
 import type { AppConfig } from "../app/config.server";
-import type { SpoolStats, TunnelWorker } from "@edge-monitoring/tunnel";
+import type { TunnelWorker } from "@edge-monitoring/tunnel";
 
 declare module "@remix-run/cloudflare" {
   interface AppLoadContext {
@@ -7,10 +7,8 @@ declare module "@remix-run/cloudflare" {
     ctx: ExecutionContext;
     /** `env`, read and checked once at start-up. */
     config: AppConfig;
-    /** The isolate's one tunnel, built from `config` when the isolate started. */
-    tunnel: TunnelWorker["fetch"];
-    /** The spool's counts in this isolate; `undefined` when the spool is not bound. */
-    spoolStats: SpoolStats | undefined;
+    /** The isolate's one tunnel, built from `env` when the isolate started. */
+    tunnel: TunnelWorker;
     /** Whether the request's client may make the Worker report to Sentry once more: the tunnel's per-client limit. */
     clientMayReport: (request: Request) => Promise<boolean>;
   }

@@ -11,7 +11,8 @@ export function reportTunnelBug(options: CloudflareOptions, error: unknown, requ
   // A context of its own: the SDK replaces `waitUntil` on the context it is given.
   const context = { waitUntil, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
   waitUntil(
-    wrapRequestHandler({ options, request, context }, () => {
+    // The error alone: the tunnel never traces itself, as a span per envelope would double every envelope's quota.
+    wrapRequestHandler({ options: { ...options, tracesSampler: () => 0 }, request, context }, () => {
       throw error;
     }).catch(() => undefined),
   );

@@ -2,7 +2,7 @@ import type { CloudflareOptions } from "@sentry/cloudflare";
 
 import type { AppConfig } from "../app/config.server";
 import { workerSentryOptions, type ReportGate } from "../app/monitoring/worker-options.server";
-import { RepeatedLines, type TunnelWorker } from "@edge-monitoring/tunnel";
+import { RepeatedLines, type ClientShare } from "@edge-monitoring/tunnel";
 
 /** How the Worker reports: its SDK's settings, and whether a request's client may have it report once more. */
 export interface WorkerReporting {
@@ -33,9 +33,9 @@ const DISCARD_REASONS = { client_share: "ratelimit_backoff", other_site: "before
  * operator looks: a log line, at most one per client, reason and window, carrying the count, and a
  * client report in the app's own project, for Sentry's Stats.
  */
-export function workerReporting(config: AppConfig, { clientAllowed, reports }: Pick<TunnelWorker, "clientAllowed" | "reports">): WorkerReporting {
+export function workerReporting(config: AppConfig, { allows: clientAllowed, reports, periodSeconds }: ClientShare): WorkerReporting {
   const ownDsn = config.sentry.dsn;
-  const dropped = new RepeatedLines<DroppedLine>(config.tunnel.rateLimitPeriodSeconds, (line) => console.log(JSON.stringify(line)));
+  const dropped = new RepeatedLines<DroppedLine>(periodSeconds, (line) => console.log(JSON.stringify(line)));
   const drop = (address: string | null, reason: DropReason, category: DroppedLine["category"]) => {
     dropped.say(address, `${reason} ${category}`, { event: "report_dropped", reason, category });
     if (ownDsn) reports.count(ownDsn, DISCARD_REASONS[reason], [category]);

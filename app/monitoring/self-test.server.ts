@@ -23,7 +23,7 @@ export async function admitSelfTest(context: AppLoadContext, request: Request, {
   if (!(await context.clientMayReport(request))) {
     throw json(
       { error: "Too many self-test reports from this client; wait as Retry-After says." },
-      { status: 429, headers: { "retry-after": String(context.config.tunnel.rateLimitPeriodSeconds) } },
+      { status: 429, headers: { "retry-after": String(context.tunnel.clientShare.periodSeconds) } },
     );
   }
 }

@@ -29,14 +29,6 @@ describe("workerSentryOptions", () => {
     expect(options.environment).toBe("staging");
   });
 
-  it.each(["/monitoring", "/monitoring/", "/MONITORING", "//monitoring//", "/%6Donitoring", "/%256Donitoring"])(
-    "never samples a request to %s, a spelling of the tunnel's path, whatever the browser decided",
-    (path) => {
-      expect(sample(path)).toBe(0);
-      expect(sample(path, true)).toBe(0);
-    },
-  );
-
   it("samples pages at its own rate, whatever a client's trace decided (the SDK compares it with the trace's sample_rand)", () => {
     expect(sample("/")).toBe(0.5);
     expect(sample("/sentry-example-page", true)).toBe(0.5);

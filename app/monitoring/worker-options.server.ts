@@ -4,7 +4,6 @@ import { httpServerIntegration } from "@sentry/cloudflare";
 
 import type { AppConfig } from "../config.server";
 import { RELEASE } from "../release.generated";
-import { isTunnelPathSpelling } from "@edge-monitoring/tunnel";
 import { dropNotFoundTransactions, dropThrownRedirects } from "./filters";
 import { madeByAnotherSite } from "./initiator.server";
 import { scrubRequestData } from "./request-data.server";
@@ -51,14 +50,11 @@ export function workerSentryOptions(config: AppConfig, gate?: ReportGate): Cloud
     dsn: sentry.dsn,
     release: RELEASE,
     environment: sentry.environment,
-    // The tunnel never traces itself: a span per envelope would double every envelope's quota.
     // Pages are sampled at the Worker's own rate, never the parent's: the SDK compares it with the
     // trace's `sample_rand`, which `ownTrace` has already made the Worker's (decision 009).
     // Nor what another site's page had a visitor's browser load (an `<img>` of a page): it
     // measures nothing of the visitor's, and would cost quota another site chooses (decision 028).
-    tracesSampler: ({ attributes, normalizedRequest }) => {
-      const path = attributes?.["url.path"];
-      if (typeof path === "string" && isTunnelPathSpelling(path)) return 0;
+    tracesSampler: ({ normalizedRequest }) => {
       return madeByAnotherSite(normalizedRequest?.headers ?? {}) ? 0 : sentry.tracesSampleRate;
     },
     // Development and tests: the Worker's own envelopes go where the tunnel's go (Spotlight).

@@ -5,13 +5,12 @@ import { useObservedSends } from "../monitoring/observed-sends";
 import type { loader as rootLoader } from "../root";
 
 /**
- * The spool's counts in this Worker instance, outside production only: in production they would
- * tell every visitor when Sentry is down, and they are one instance's view anyway.
+ * Whether the spool is on, as the tunnel's start line says, outside production only: the
+ * queue's depth is in the heartbeat's line and data point, where operators look.
  */
 export function loader({ context }: LoaderFunctionArgs) {
-  const { spoolStats: stats, config } = context;
-  if (config.sentry.environment === "production") return { spoolCounts: "hidden" as const };
-  return { spoolCounts: stats ? { stored: stats.stored, delivered: stats.delivered, dropped: stats.dropped, pending: stats.pending } : null };
+  if (context.config.sentry.environment === "production") return { spoolCounts: "hidden" as const };
+  return { spoolCounts: context.tunnel.describe().spool };
 }
 
 export default function Home() {
@@ -57,9 +56,7 @@ export default function Home() {
               <>
                 <dt>Spool</dt>
                 <dd data-testid="spool-status">
-                  {spool
-                    ? `${spool.pending} waiting, ${spool.delivered} delivered, ${spool.dropped} dropped, of ${spool.stored} stored by this instance since it started`
-                    : "off: envelopes Sentry cannot take now are not stored (bind TUNNEL_SPOOL)"}
+                  {spool}
                 </dd>
               </>
             )}

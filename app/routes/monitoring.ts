@@ -4,8 +4,9 @@ import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/cloudfla
  * The tunnel's declared home among the routes. `worker/index.ts` answers every spelling of this
  * path before Remix sees it; should a request get here all the same, it meets the same tunnel.
  */
-function tunnel({ request, context }: ActionFunctionArgs | LoaderFunctionArgs) {
-  return context.tunnel(request);
+async function tunnel({ request, context }: ActionFunctionArgs | LoaderFunctionArgs) {
+  // `/monitoring` is always the tunnel's: it answers every request here.
+  return (await context.tunnel.handle(request))!;
 }
 
 export const action = tunnel;

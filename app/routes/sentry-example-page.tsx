@@ -16,9 +16,9 @@ export const headers = selfTestHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
   await admitSelfTest(context, request, { reports: false });
-  const { sentry, tunnel } = context.config;
+  const { sentry, upstreamOrigin } = context.config;
   // In development the upstream origin is Spotlight (`npm start` and `npm run dev` set it).
-  const spotlight = sentry.environment === "development" && tunnel.upstreamOrigin ? `${tunnel.upstreamOrigin}${SPOTLIGHT_ERRORS_PATH}` : undefined;
+  const spotlight = sentry.environment === "development" && upstreamOrigin ? `${upstreamOrigin}${SPOTLIGHT_ERRORS_PATH}` : undefined;
   const search = new URL(request.url).searchParams;
   return { redirected: search.get("redirected"), failWhileHydrating: search.get("fail") === "hydration", spotlight: spotlight ?? null };
 }

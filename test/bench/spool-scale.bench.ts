@@ -1,11 +1,12 @@
 // `npm run bench:spool`: the spool through a one-hour Sentry outage at the traffic of a large site,
-// on a virtual clock. The tunnel's own code (`createTunnelWorker`: the live path's spool decisions,
+// on a virtual clock. The tunnel's own code (`createTunnel`: the live path's spool decisions,
 // the consumer, the dead-letter handler) runs unchanged against a model of a Cloudflare Queue that
 // enforces the published limits, R2, and Sentry (`test/support/queue-model.ts`). What it prints is a
 // simulation's, against published limits and prices; nothing here is a test's verdict.
 import { it } from "vitest";
 
-import { createTunnelWorker, readTunnelSettings, type LogLine } from "@edge-monitoring/tunnel";
+import { createTunnel, type LogLine } from "@edge-monitoring/tunnel";
+import { spool } from "@edge-monitoring/tunnel/spool";
 import { ModelBucket, ModelLimiter, ModelQueue, ModelSentry, QUEUE_LIMITS, type SentryModel } from "../support/queue-model";
 import { LINE_ATTRIBUTES_BYTES_ESTIMATE, LOGS_USD_PER_GB, PRICES } from "./price";
 
@@ -139,21 +140,15 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
   let spoolDataPoints = 0;
   const allow = { limit: async () => ({ success: true }) };
   const totalBudget = new ModelLimiter(clock, { limit: scenario.totalBudgetUnits, period: 60 }, scenario.weight);
-  const settings = readTunnelSettings({
-    SENTRY_DSN: PROJECTS[0]!.dsn,
-    TUNNEL_ALLOWED_DSNS: PROJECTS.slice(1).map(({ dsn }) => dsn).join(","),
-    // Real milliseconds: a hung request is given up this soon here, and counted as the production deadline.
-    TUNNEL_TIMEOUT_MS: "10",
-  });
-  const tunnel = createTunnelWorker(
-    settings,
+  const tunnel = createTunnel(
     {
-      TUNNEL_RATE_LIMITER: allow,
-      TUNNEL_SPOOL_CLIENT_BUDGET: allow,
-      TUNNEL_SPOOL_TOTAL_BUDGET: totalBudget,
-      TUNNEL_SPOOL: queue,
-      TUNNEL_SPOOL_BUCKET: bucket as unknown as R2Bucket,
-      TUNNEL_ANALYTICS: {
+      dsn: PROJECTS[0]!.dsn,
+      allowedDsns: PROJECTS.slice(1).map(({ dsn }) => dsn),
+      // Real milliseconds: a hung request is given up this soon here, and counted as the production deadline.
+      timeoutMs: 10,
+      limiter: allow,
+      spool: spool({ queue, bucket: bucket as unknown as R2Bucket, clientBudget: allow, totalBudget }),
+      analytics: {
         writeDataPoint: (point) => {
           if (point?.blobs?.[0] === "spool") spoolDataPoints += 1;
         },
@@ -193,9 +188,9 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
       const id = (nextId++).toString(16).padStart(32, "0");
       const body = envelope(project.dsn, id, pick(SIZES, random()), now, random);
       const cpu = process.cpuUsage();
-      const answer = await tunnel.fetch(
+      const answer = (await tunnel.handle(
         new Request("https://app.example/monitoring?o=4501&p=4502&r=us", { method: "POST", body, headers: { "content-length": String(body.byteLength), "cf-connecting-ip": `198.51.100.${nextId % 200}` } }),
-      );
+      ))!;
       if (inOutage) cpuMicros += process.cpuUsage(cpu).user;
       await answer.arrayBuffer();
       if (answer.status === 202) spooled.add(id);
@@ -205,8 +200,8 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
     // The consumer: batches as they come due, as many as its invocations' wall time allows this second.
     let slotMs = QUEUE_LIMITS.consumerConcurrency * SECOND;
     for (const [name, model] of [
-      [settings.spoolQueue, queue],
-      [settings.deadLetterQueue, deadQueue],
+      ["tunnel-spool", queue],
+      ["tunnel-spool-dead", deadQueue],
     ] as const) {
       while (slotMs > 0) {
         const next = model.nextBatch(name, scenario.batchSize);

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -13,30 +13,38 @@ import { launchChromium, newVisitor } from "../support/chromium";
 import { buildEnvelope } from "../support/envelopes";
 import { FakeIngest } from "../support/fake-ingest";
 import { APP_DSN, APP_ROUTE } from "../support/worker";
-import { bundleFixture, root, wranglerCompatibility } from "../support/workerd";
+import { bundleFixture, root } from "../support/workerd";
+import { packTheTunnel, README, readmeBlock } from "../support/package-readme";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
 const run = promisify(execFile);
-const README = readFileSync(`${root}packages/tunnel/README.md`, "utf8");
 const rootPackage = JSON.parse(readFileSync(`${root}package.json`, "utf8")) as { devDependencies: Record<string, string> };
 
-/** The README's code block that follows `marker`, exactly as the page gives it. */
-function readmeBlock(marker: string, language: "ts" | "toml"): string {
-  const from = README.indexOf(marker);
-  const code = from === -1 ? undefined : new RegExp("```" + language + "\\n([\\s\\S]*?)```").exec(README.slice(from))?.[1];
-  if (!code) throw new Error(`packages/tunnel/README.md has no ${language} block after "${marker}"`);
-  return code;
-}
-
-/** Where the README's entries leave an adopter's own queues, and what the test's adopter does there: it logs each message and acknowledges it. */
+/** Where the README's full Worker leaves an adopter's own queues, and what the test's adopter does there: it logs each message and acknowledges it. */
 const OWN_QUEUES_COMMENT = "// Your own queues' batches: handle them here.";
 const OWN_QUEUE_HANDLING = "for (const message of batch.messages) { console.log(JSON.stringify({ own_queue: message.body })); message.ack(); }";
+
+/**
+ * Sentry's hosts, reached at the loopback stand-in (`INGEST_ORIGIN`) instead: imported before the
+ * README's Worker, so that the `fetch` the tunnel takes when it loads is this one. The README's
+ * code is left as it is: the minimal Worker has no setting for another upstream, and needs none.
+ */
+const TO_THE_STAND_IN = `import { env } from "cloudflare:workers";
+
+const runtimeFetch = globalThis.fetch.bind(globalThis);
+globalThis.fetch = (input, init) => {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  if (!url.hostname.endsWith(".sentry.io")) return runtimeFetch(input, init);
+  return runtimeFetch(new Request(\`\${String(Reflect.get(env, "INGEST_ORIGIN"))}\${url.pathname}\${url.search}\`, input instanceof Request ? input : init), input instanceof Request ? undefined : init);
+};
+`;
 
 /**
  * An adopter's Worker around the README's entry (`readme-worker.ts`): one route of its own that
  * sends a message to a queue of its own, which the README's `queue()` then hands to the adopter's code.
  */
-const WITH_A_QUEUE_OF_ITS_OWN = `import readme from "./readme-worker";
+const WITH_A_QUEUE_OF_ITS_OWN = `import "./to-the-stand-in";
+import readme from "./readme-worker";
 
 const answer: ExportedHandlerFetchHandler<Env> = readme.fetch;
 
@@ -61,48 +69,41 @@ queue = "adopter-own"
 max_batch_timeout = 1
 `;
 
-/** The two Workers an adopter would write, each from the README alone. */
+/** The two Workers an adopter would write, each from the README alone: its \`worker.ts\` and its whole \`wrangler.toml\`. */
 const ADOPTERS = [
-  { name: "plain", entry: readmeBlock("A plain Worker", "ts"), dependencies: {} },
-  { name: "hono", entry: readmeBlock("A Hono app", "ts"), dependencies: { hono: rootPackage.devDependencies["hono"]! } },
-  { name: "typed-options", entry: readmeBlock("A Worker with typed options", "ts"), dependencies: {} },
+  { name: "minimal", entry: readmeBlock("## A minimal Worker", "ts"), toml: readmeBlock("## A minimal Worker", "toml"), spool: false },
+  { name: "full", entry: readmeBlock("## The full Worker", "ts"), toml: readmeBlock("## The full Worker", "toml"), spool: true },
 ];
 
-/**
- * `npm pack` of the package, as it would be published: the one thing the adopters get of this
- * project. The tarball is the one file in a new folder; `--json` is not read, as npm 11 writes an
- * array there and npm 12 an object keyed by the package's name.
- */
-async function packTheTunnel(into: string): Promise<string> {
-  await run("npm", ["pack", "--pack-destination", into], { cwd: `${root}packages/tunnel` });
-  const [tarball, ...others] = readdirSync(into).filter((name) => name.endsWith(".tgz"));
-  if (!tarball || others.length > 0) throw new Error(`npm pack left ${[tarball, ...others].join(", ") || "no tarball"} in ${into}`);
-  return join(into, tarball);
-}
+/** The README's test of an adopter's own Worker, run in the full Worker's project with vitest. */
+const ADOPTERS_TEST = readmeBlock("## Testing your Worker", "ts");
+/** The README's page script, bundled with the SDK the page would have. */
+const PAGE_SCRIPT = readmeBlock("**The page side.**", "ts");
 
 /**
  * A new project outside this one, so that nothing of ours resolves from above it: the README's
- * entry and `wrangler.toml` (beside the `name`, `main` and date every Worker has), the tarball
- * installed with npm, `wrangler types` for its `Env`, and `@tsconfig/strictest`.
+ * entry and its whole \`wrangler.toml\` (the name and date as given), the tarball installed with
+ * npm, \`wrangler types\` for its \`Env\`, \`@tsconfig/strictest\`, and vitest for the README's test.
  */
 async function adoptersProject(adopter: (typeof ADOPTERS)[number], tarball: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), `adopter-${adopter.name}-`));
-  const { compatibilityDate } = wranglerCompatibility();
-  writeFileSync(
-    join(dir, "wrangler.toml"),
-    `name = "adopter-${adopter.name}"\nmain = "worker.ts"\ncompatibility_date = "${compatibilityDate}"\n${readmeBlock("## `wrangler.toml`", "toml")}${OWN_QUEUE_TOML}`,
-  );
-  if (!adopter.entry.includes(OWN_QUEUES_COMMENT)) throw new Error(`the README's ${adopter.name} entry no longer says "${OWN_QUEUES_COMMENT}"`);
+  writeFileSync(join(dir, "wrangler.toml"), `${adopter.toml}${adopter.spool ? OWN_QUEUE_TOML : ""}`);
+  if (adopter.spool && !adopter.entry.includes(OWN_QUEUES_COMMENT)) throw new Error(`the README's ${adopter.name} entry no longer says "${OWN_QUEUES_COMMENT}"`);
   writeFileSync(join(dir, "readme-worker.ts"), adopter.entry.replace(OWN_QUEUES_COMMENT, OWN_QUEUE_HANDLING));
-  writeFileSync(join(dir, "worker.ts"), WITH_A_QUEUE_OF_ITS_OWN);
+  writeFileSync(join(dir, "to-the-stand-in.ts"), TO_THE_STAND_IN);
+  writeFileSync(join(dir, "worker.ts"), adopter.spool ? WITH_A_QUEUE_OF_ITS_OWN : 'import "./to-the-stand-in";\nexport { default } from "./readme-worker";\n');
+  if (adopter.spool) writeFileSync(join(dir, "tunnel.test.ts"), ADOPTERS_TEST);
   writeFileSync(
     join(dir, "package.json"),
     JSON.stringify({
       name: `adopter-${adopter.name}`,
       private: true,
       type: "module",
-      dependencies: { "@edge-monitoring/tunnel": `file:${tarball}`, ...adopter.dependencies },
-      devDependencies: { "@tsconfig/strictest": rootPackage.devDependencies["@tsconfig/strictest"] },
+      dependencies: { "@edge-monitoring/tunnel": `file:${tarball}` },
+      devDependencies: {
+        "@tsconfig/strictest": rootPackage.devDependencies["@tsconfig/strictest"],
+        ...(adopter.spool ? { vitest: rootPackage.devDependencies["vitest"] } : {}),
+      },
     }),
   );
   writeFileSync(
@@ -117,6 +118,15 @@ async function adoptersProject(adopter: (typeof ADOPTERS)[number], tarball: stri
   await run(`${root}node_modules/.bin/wrangler`, ["types"], { cwd: dir, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
   return dir;
 }
+
+describe("the package README's code", () => {
+  it("runs every TypeScript and TOML block below, or says of one that it is not run as written", () => {
+    const run = new Set([...ADOPTERS.flatMap(({ entry, toml }) => [entry, toml]), ADOPTERS_TEST, PAGE_SCRIPT]);
+    const blocks = [...README.matchAll(/```(ts|toml)\n([\s\S]*?)```/g)].map((match) => ({ code: match[2]!, before: README.slice(Math.max(0, match.index - 200), match.index) }));
+    const unaccounted = blocks.filter(({ code, before }) => !run.has(code) && !before.includes("Not run as written"));
+    expect(unaccounted.map(({ code }) => code.split("\n")[0])).toEqual([]);
+  });
+});
 
 let tarball: string;
 let browser: Browser;
@@ -135,7 +145,7 @@ describe.each(ADOPTERS)("an adopter's $name Worker, from the package's tarball a
   let server: DevServer;
   beforeAll(async () => {
     [dir, ingest] = await Promise.all([adoptersProject(adopter, tarball), FakeIngest.start()]);
-    server = await startWranglerDev({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", TUNNEL_SPOOL_RETRY_SECONDS: "1" }, { project: dir });
+    server = await startWranglerDev({ SENTRY_DSN: APP_DSN, INGEST_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", TUNNEL_SPOOL_RETRY_SECONDS: "1" }, { project: dir });
   }, 240_000);
   afterAll(async () => {
     await server?.stop();
@@ -153,36 +163,33 @@ describe.each(ADOPTERS)("an adopter's $name Worker, from the package's tarball a
     expect(checked).toBe("");
   });
 
-  it("delivers an error from a stock SDK 11 page that says tunnel: true", async () => {
+  it("delivers an error from the README's page script, a stock SDK 11 that says tunnel: true", async () => {
     const page = await newVisitor(browser);
     const posted: string[] = [];
     page.on("request", (request) => void (request.method() === "POST" && posted.push(new URL(request.url()).pathname)));
     await page.goto(`${server.origin}/`, { waitUntil: "load" });
-    await page.addScriptTag({ content: readFileSync(await bundleFixture("test/browser/fixtures/sentry-tunnel-true.ts"), "utf8"), type: "module" });
-    await page.waitForFunction(() => "reportWithTunnelTrue" in window);
-    await page.evaluate((dsn) => window.reportWithTunnelTrue(dsn), APP_DSN);
+    // The page script as the README gives it, with this project's DSN, the SDK under the name the
+    // project installs its 11 line by, and an error to report.
+    const script = PAGE_SCRIPT.replace('"@sentry/browser"', '"sentry-browser-11"').replace(/dsn: "[^"]+"/, `dsn: "${APP_DSN}"`);
+    const bundled = await bundleFixture(`readme-page-${adopter.name}.ts`, `${script}\nSentry.captureException(new Error("The README's page script"));\n`);
+    await page.addScriptTag({ content: readFileSync(bundled, "utf8"), type: "module" });
 
-    const delivered = () => ingest.deliveries.find((delivery) => delivery.body.includes("A stock SDK 11 page with tunnel: true"));
+    const delivered = () => ingest.deliveries.find((delivery) => delivery.body.includes("The README's page script"));
     await eventually(() => delivered() !== undefined, 15_000);
     expect(delivered()!.url).toBe("/api/4502/envelope/?hsts=0");
     expect(posted).toContain(getTunnelPath(APP_DSN));
     await page.close();
   });
 
-  it("delivers an error from a stock SDK 10 page given tunnelUrlFor's URL", async () => {
-    const page = await newVisitor(browser);
-    await page.goto(`${server.origin}/`, { waitUntil: "load" });
-    await page.addScriptTag({ content: readFileSync(await bundleFixture("test/browser/fixtures/sentry-10-tunnel-url.ts"), "utf8"), type: "module" });
-    await page.waitForFunction(() => "reportWithTunnelUrl" in window);
-    expect(await page.evaluate((dsn) => window.reportWithTunnelUrl(dsn), APP_DSN)).toBe(APP_ROUTE);
-
-    const delivered = () => ingest.deliveries.find((delivery) => delivery.body.includes("A stock SDK 10 page with tunnelUrlFor's URL"));
-    await eventually(() => delivered() !== undefined, 15_000);
-    expect(delivered()!.url).toBe("/api/4502/envelope/?hsts=0");
-    await page.close();
+  it.runIf(adopter.spool)("passes the README's own test of an adopter's Worker, run with vitest", async () => {
+    const tested = await run(process.execPath, [join(dir, "node_modules/vitest/vitest.mjs"), "run"], { cwd: dir }).then(
+      ({ stdout }) => stdout,
+      (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? String(error)}`,
+    );
+    expect(tested).toMatch(/1 passed/);
   });
 
-  it("keeps the messages of a queue of its own: the tunnel takes only its spool's batches", async () => {
+  it.runIf(adopter.spool)("keeps the messages of a queue of its own: the tunnel takes only its spool's batches", async () => {
     const message = `own-${Date.now()}`;
     expect(await (await fetch(`${server.origin}/?own-queue=${message}`)).text()).toBe("queued");
     await eventually(() => server.output().includes(JSON.stringify({ own_queue: message })), 30_000, { pollMs: 200 });
@@ -197,7 +204,7 @@ describe.each(ADOPTERS)("an adopter's $name Worker, from the package's tarball a
     expect(ingest.arrivals).toBe(before);
   });
 
-  it("stores an envelope while the ingest is down, and delivers it once the ingest is back", async () => {
+  it.runIf(adopter.spool)("stores an envelope while the ingest is down, and delivers it once the ingest is back", async () => {
     ingest.respondWith((_request, response) => {
       response.writeHead(503);
       response.end();

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-import { eventually, FOREIGN_TEST_DSN } from "@edge-monitoring/tunnel/testing";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -15,7 +15,7 @@ import { launchChromium } from "../support/chromium";
 import { buildEnvelope } from "../support/envelopes";
 import { answerOk, FakeIngest } from "../support/fake-ingest";
 import { runProjectScript } from "../support/npm-script";
-import { APP_DSN, APP_ROUTE, startWorker, type RunningWorker } from "../support/worker";
+import { APP_DSN, APP_ROUTE, startWorker, type RunningWorker, FOREIGN_DSN } from "../support/worker";
 import { root } from "../support/workerd";
 
 
@@ -41,7 +41,7 @@ describe("npm run health: the tunnel's last hour at a glance, from its data poin
     );
     // Five delivered; four refused, for three reasons.
     for (let sent = 0; sent < 5; sent += 1) expect((await worker.post(buildEnvelope().body, {}, APP_ROUTE)).status).toBe(200);
-    for (let sent = 0; sent < 2; sent += 1) expect((await worker.post(buildEnvelope({ dsn: FOREIGN_TEST_DSN }).body, {}, APP_ROUTE)).status).toBe(403);
+    for (let sent = 0; sent < 2; sent += 1) expect((await worker.post(buildEnvelope({ dsn: FOREIGN_DSN }).body, {}, APP_ROUTE)).status).toBe(403);
     expect((await worker.post(buildEnvelope().body, {}, `${APP_ROUTE}?o=4501`)).status).toBe(400);
     expect((await worker.post(buildEnvelope().body, { origin: "https://elsewhere.example" }, APP_ROUTE)).status).toBe(403);
     // An outage: three stored, then delivered by the spool once Sentry is back.

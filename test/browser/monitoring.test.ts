@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 
-import { eventually, OTHER_TEST_DSN } from "@edge-monitoring/tunnel/testing";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import type { Page, Request } from "playwright-core";
 import { getTunnelPath } from "sentry-core-11";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -51,7 +51,8 @@ window.reportFromStockSdk = async (dsn, tunnel, message) => {
 
 const ENVIRONMENT = "browser-test";
 /** A second project, a micro-frontend team's, allowed through the same tunnel. */
-const TEAM_DSN = OTHER_TEST_DSN;
+/** Another project of the app's organisation. */
+const TEAM_DSN = "https://fedcba9876543210fedcba9876543210@o4501.ingest.us.sentry.io/4503";
 
 /** CORS for the page's own requests to the fake ingest, which plays a third-party API here. */
 const answerWithCors: IngestBehaviour = (request, response, body) => {

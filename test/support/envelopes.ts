@@ -1,6 +1,8 @@
 import { gunzipSync } from "node:zlib";
 
-import { envelope, type EnvelopeSpec } from "@edge-monitoring/tunnel/testing";
+import { envelope } from "@edge-monitoring/tunnel/testing";
+
+type EnvelopeSpec = NonNullable<Parameters<typeof envelope>[0]>;
 
 import type { Delivery } from "./fake-ingest";
 

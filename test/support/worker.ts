@@ -8,6 +8,8 @@ import { bundleFixture, root, startWorkerd, wranglerCompatibility, type Workerd 
 
 /** The app's own DSN in the tests: the tunnel's test DSN, of Sentry's SaaS form. */
 export const APP_DSN = TEST_DSN;
+/** A project of another organisation, which the app's tunnel does not forward for. */
+export const FOREIGN_DSN = "https://fedcba9876543210fedcba9876543210@o9.ingest.us.sentry.io/9";
 /** The original route's path and query for {@link APP_DSN}: always served, and blocked by EasyPrivacy. */
 export const APP_TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 /** The route the pages post to for {@link APP_DSN} by default: derived from it (decision 016). */

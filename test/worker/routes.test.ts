@@ -1,10 +1,10 @@
-import { eventually, FOREIGN_TEST_DSN } from "@edge-monitoring/tunnel/testing";
+import { eventually } from "@edge-monitoring/tunnel/testing";
 import { getTunnelPath } from "sentry-core-11";
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { buildEnvelope } from "../support/envelopes";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
-import { APP_DSN, APP_ROUTE, APP_TUNNEL, startWorker } from "../support/worker";
+import { APP_DSN, APP_ROUTE, APP_TUNNEL, startWorker, FOREIGN_DSN } from "../support/worker";
 
 /** The page's settings and CSP, as the Worker renders them. */
 async function pageSees(fetchPage: (path: string) => Promise<Response>): Promise<{ tunnel: string; reportUri: string | undefined }> {
@@ -58,7 +58,7 @@ describe("the tunnel's routes (decision 016)", () => {
     });
 
     it("refuses, with every check it has, what the original route refuses: another project's DSN", async () => {
-      const { body } = buildEnvelope({ dsn: FOREIGN_TEST_DSN });
+      const { body } = buildEnvelope({ dsn: FOREIGN_DSN });
       const logged = worker.logLines("tunnel").length;
       const answer = await worker.post(body, {}, APP_ROUTE);
       expect(answer.status).toBe(403);
@@ -86,7 +86,7 @@ describe("the tunnel's routes (decision 016)", () => {
       const { body } = buildEnvelope();
       expect((await worker.post(body, SENTRY_SDK_HEADERS, SENTRY_PATH)).status).toBe(200);
       expect(deliveredAs(body)).toBe("/api/4502/envelope/?hsts=0");
-      const stranger = buildEnvelope({ dsn: FOREIGN_TEST_DSN }).body;
+      const stranger = buildEnvelope({ dsn: FOREIGN_DSN }).body;
       expect((await worker.post(stranger, SENTRY_SDK_HEADERS, SENTRY_PATH)).status).toBe(403);
       expect((await worker.post(body, SENTRY_SDK_HEADERS, `${SENTRY_PATH}?o=4501`)).status).toBe(400);
       expect((await worker.post(body, { ...SENTRY_SDK_HEADERS, origin: "https://evil.example" }, SENTRY_PATH)).status).toBe(403);
@@ -109,7 +109,7 @@ describe("the tunnel's routes (decision 016)", () => {
     });
 
     it("answers a tunnel: true page whose DSN is not allowed, at that DSN's own path, 403 with the tunnel's line", async () => {
-      const otherDsn = FOREIGN_TEST_DSN;
+      const otherDsn = FOREIGN_DSN;
       const otherPath = getTunnelPath(otherDsn)!;
       const logged = worker.logLines("tunnel").length;
       // From two clients: one client's repeated refusals share one line per window.

@@ -137,9 +137,6 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     };
     console.log(`spool ledger: ${JSON.stringify(figures)}`);
     expect(figures).toMatchObject({ lost: 0, duplicated: 0, changed: 0, r2ObjectsLeft: 0 });
-    // The home page's Monitoring panel tells the same story.
-    const html = await (await worker.fetch("/")).text();
-    expect(html).toContain(`0 waiting, ${figures.spooled} delivered, 0 dropped, of ${figures.spooled} stored by this instance`);
     // Only streamed bodies (over 64 KiB) can fail before the breaker opens: those already in
     // flight, at most one per connection, when the third failure opened it.
     expect(figures.refusedSizes.every((size) => size > 64 * 1024)).toBe(true);

@@ -2,9 +2,9 @@ import { describe, expect, it, vi } from "vitest";
 
 import { admit, createGate } from "./admit.ts";
 import type { ClientLimiter } from "./request/client-limiter.ts";
-import { readTunnelSettings } from "./settings.ts";
+import { readTunnelSettings } from "./test-settings.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
-import { TEST_DSN } from "./testing.ts";
+import { TEST_DSN } from "./harness.ts";
 
 const APP = "https://app.example.com";
 const PARTNER = "https://partner.example.com";
@@ -13,7 +13,7 @@ const allowList = compileAllowList(settings.allowedDsns, undefined);
 const everyClient: ClientLimiter = async () => true;
 
 function gateWith(clientAllowed: ClientLimiter = everyClient) {
-  return createGate(settings, clientAllowed, allowList);
+  return createGate(settings, clientAllowed, allowList, true);
 }
 
 const request = (path: string, init: RequestInit = {}) => new Request(`${APP}${path}`, { method: "POST", ...init });
@@ -70,7 +70,7 @@ describe("admit: what needs no body", () => {
     expect(await admit(request(settings.route), gateWith())).toEqual({ admitted: true, kind: "envelope", query: undefined });
     const queried = await admit(request(`${settings.route}?o=4501&p=4502&r=us`), gateWith());
     expect(queried).toMatchObject({ admitted: false, answer: { code: "invalid_query" } });
-    const retired = createGate(readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/k7q2x9", TUNNEL_RETIRED_ROUTES: "/a3f8c1" }), everyClient, allowList);
+    const retired = createGate(readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/k7q2x9", TUNNEL_RETIRED_ROUTES: "/a3f8c1" }), everyClient, allowList, true);
     for (const path of ["/k7q2x9", "/a3f8c1", settings.route]) expect(await admit(request(path), retired), path).toMatchObject({ admitted: true });
     expect(await admit(request("/b4e9d2"), retired)).toMatchObject({ admitted: false, answer: { code: "not_found" } });
   });
@@ -84,7 +84,7 @@ describe("admit: what needs no body", () => {
   it("admits a CSP report to the app's own project only when the app has one", async () => {
     const withProject = await admit(request("/monitoring/security-report"), gateWith());
     expect(withProject).toMatchObject({ admitted: true, kind: "security_report", target: { project: { org: "4501", project: "4502", region: "us" } } });
-    const bare = createGate(readTunnelSettings({ TUNNEL_ALLOWED_DSNS: TEST_DSN }), everyClient, allowList);
+    const bare = createGate(readTunnelSettings({ TUNNEL_ALLOWED_DSNS: TEST_DSN }), everyClient, allowList, true);
     expect(await admit(request("/monitoring/security-report"), bare)).toMatchObject({ admitted: false, answer: { code: "not_found" } });
   });
 });

@@ -33,7 +33,7 @@ export interface Gate {
   hostPaths: readonly string[];
   /** Partner origins, which get CORS. */
   partners: ReadonlySet<string>;
-  /** `undefined` when the app has no project of its own: the report path is then not served. */
+  /** `undefined` without CSP reports, or a project of the app's own: the report paths are then not served. */
   reports: ReportTarget | undefined;
   namesAllowedProject: (query: TunnelQuery) => boolean;
   /** Told to a client over its limit: Sentry's own header, no categories meaning every one, so the SDK holds back everything. */
@@ -41,10 +41,11 @@ export interface Gate {
   allowHeader: Record<string, string>;
 }
 
-export function createGate(settings: TunnelSettings, clientAllowed: ClientLimiter, allowList: DsnAllowList): Gate {
+/** The gate of a tunnel; `servesReports` when it was given CSP reports, which go to its own project. */
+export function createGate(settings: TunnelSettings, clientAllowed: ClientLimiter, allowList: DsnAllowList, servesReports: boolean): Gate {
   const period = String(settings.rateLimitPeriodSeconds);
   const partners = new Set(settings.allowedOrigins);
-  const own = settings.ownProject;
+  const own = servesReports ? settings.ownProject : undefined;
   return {
     clientAllowed,
     paths: tunnelPaths(settings.routes, settings.sentryPaths),

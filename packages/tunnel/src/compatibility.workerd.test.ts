@@ -20,9 +20,8 @@ import {
 import { beforeEach, describe, expect, it } from "vitest";
 
 import type { LogLine } from "./log-line.ts";
-import { readTunnelSettings } from "./settings.ts";
+import { answerOf, tunnelFromEnv } from "./test-settings.ts";
 import { EVERY_CLIENT, OTHER_TEST_DSN, StubSentry, TEST_DSN, TEST_TUNNEL } from "./test-harness.ts";
-import { createTunnelWorker } from "./worker.ts";
 
 /**
  * Every envelope a Sentry SDK sends, and the edge cases Relay's own envelope parser accepts,
@@ -138,13 +137,15 @@ describe("compatibility: what Sentry's SDKs send, and what Relay accepts", () =>
   /** What reached Sentry: the path and query of its URL, the body and the headers. */
   const delivered = () => sentry.took.map(({ url, body, headers }) => ({ url: `${new URL(url).pathname}${new URL(url).search}`, body: Buffer.from(body), headers }));
   // Every envelope's line, those Sentry took included: a test reads which project each was for.
-  const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_DSNS: `${OTHER_TEST_DSN},${LEGACY_DSN}`, TUNNEL_LOG_FORWARDED: "on" });
-  const tunnel = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: EVERY_CLIENT }, { fetch: sentry.fetch, log: (line) => void lines.push(line) });
+  const tunnel = tunnelFromEnv(
+    { SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_DSNS: `${OTHER_TEST_DSN},${LEGACY_DSN}`, TUNNEL_LOG_FORWARDED: "on", TUNNEL_RATE_LIMITER: EVERY_CLIENT },
+    { fetch: sentry.fetch, log: (line) => void lines.push(line) },
+  );
   // A whole body with its length declared, as SDKs send it; a stream's is given by the test.
   const post = (body: Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}, path = TEST_TUNNEL) => {
     const declared = body instanceof ReadableStream ? {} : { "content-length": String(body.length) };
     const sent = body instanceof ReadableStream ? body : new Uint8Array(body);
-    return tunnel.fetch(new Request(`https://app.example${path}`, { method: "POST", body: sent, headers: { ...declared, ...headers } }));
+    return answerOf(tunnel, new Request(`https://app.example${path}`, { method: "POST", body: sent, headers: { ...declared, ...headers } }));
   };
   beforeEach(() => {
     sentry.took.length = 0;

@@ -2,11 +2,10 @@ import { describe, expect, it, vi } from "vitest";
 
 import { breakersFor, deliver, type Delivery } from "./deliver.ts";
 import { receiveEnvelope } from "./receive.ts";
-import { readTunnelSettings } from "./settings.ts";
+import { readTunnelSettings } from "./test-settings.ts";
 import { Deadline } from "./shared/deadline.ts";
-import { SpoolStats } from "./spool/stats.ts";
 import { NO_SPOOL, type Spool } from "./spool/store.ts";
-import { StubSentry, TEST_DSN } from "./testing.ts";
+import { StubSentry, TEST_DSN } from "./harness.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
 import { SentryLimits } from "./upstream/sentry-limits.ts";
 
@@ -50,7 +49,6 @@ async function send(parts: Partial<Delivery>, body = BODY) {
     breakers: breakersFor(allowList, Date.now),
     spool: NO_SPOOL,
     spoolBudget: async () => true,
-    spoolStats: new SpoolStats(),
     reports: { count: () => {}, flush: async () => {} },
     fetch: undefined,
     deferral: () => 0,
@@ -86,12 +84,10 @@ describe("deliver, with Sentry and the spool as stubs", () => {
 
   it.each([500, 501, 503, 505, 507])("stores what Sentry answers %i to, and answers 202: every 5xx is \"not now\", as for the spool's consumer", async (status) => {
     const { spool, stored } = memorySpool();
-    const spoolStats = new SpoolStats();
-    const delivered = await (await send({ fetch: sentry(status).fetch, spool, spoolStats }))();
+    const delivered = await (await send({ fetch: sentry(status).fetch, spool }))();
     expect(delivered.answer).toMatchObject({ code: "spooled", outcome: "spooled" });
     expect(delivered.answer.response.status).toBe(202);
     expect(stored).toEqual([{ dsn: TEST_DSN, url: expect.stringMatching(new RegExp(`^${INGEST}`)), body: BODY }]);
-    expect(spoolStats.stored).toBe(1);
   });
 
   it("passes Sentry's 5xx on when no spool is bound", async () => {

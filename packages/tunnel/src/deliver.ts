@@ -4,7 +4,6 @@ import type { ReceivedEnvelope } from "./receive.ts";
 import { joinChunks, pipeAfter, type BodyChunk } from "./shared/body.ts";
 import { earlyEnd, type Deadline } from "./shared/deadline.ts";
 import { SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "./spool/budget.ts";
-import type { SpoolStats } from "./spool/stats.ts";
 import type { Spool, SpoolBody, SpooledEnvelope } from "./spool/store.ts";
 import type { DsnAllowList } from "./upstream/allow-list.ts";
 import { UpstreamBreaker } from "./upstream/breaker.ts";
@@ -14,7 +13,7 @@ import { forwardEnvelope } from "./upstream/forward.ts";
 import { upstreamRequestHeaders } from "./upstream/header-policy.ts";
 import type { SentryLimits } from "./upstream/sentry-limits.ts";
 
-/** The way to Sentry and to the spool, built once per tunnel by `createTunnelWorker`. */
+/** The way to Sentry and to the spool, built once per tunnel by `createTunnel`. */
 export interface Delivery {
   maxEnvelopeBytes: number;
   limits: SentryLimits;
@@ -22,7 +21,6 @@ export interface Delivery {
   breakers: ReadonlyMap<string, UpstreamBreaker>;
   spool: Spool;
   spoolBudget: SpoolBudget;
-  spoolStats: SpoolStats;
   reports: ClientReports;
   /** `undefined`: the runtime's own. */
   fetch: typeof fetch | undefined;
@@ -155,7 +153,7 @@ async function spoolWhileSentryIsDown(
 
 /** Stores the envelope within the budgets: the answer to give, or `undefined` when it could not be stored. */
 async function storeInSpool(body: SpoolBody, { stored, clientIp, plain, delaySeconds }: Shipment, delivery: Delivery): Promise<Answer | undefined> {
-  const { spool, spoolBudget, spoolStats, reports } = delivery;
+  const { spool, spoolBudget, reports } = delivery;
   // The budgets count what is kept: the body packed, when it packs.
   const packed = await spool.pack(stored, body);
   const length = packed.body instanceof Uint8Array ? packed.body.byteLength : packed.body.length;
@@ -165,7 +163,6 @@ async function storeInSpool(body: SpoolBody, { stored, clientIp, plain, delaySec
     return tunnelAnswer("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
   }
   if (!(await spool.store(packed.envelope, packed.body, delaySeconds))) return undefined;
-  spoolStats.stored += 1;
   return tunnelAnswer("spooled");
 }
 

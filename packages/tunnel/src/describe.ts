@@ -1,4 +1,5 @@
-import type { TunnelBindings } from "./bindings.ts";
+import type { SpoolParts } from "./capability.ts";
+import type { SettingNames } from "./shared/checks.ts";
 import { reportPathOf } from "./request/path.ts";
 import { tunnelUrlFor, type TunnelSettings } from "./settings.ts";
 
@@ -13,7 +14,7 @@ export interface TunnelDescription {
   routes_served: readonly string[];
   csp_reports_served: readonly string[];
   sentry_sdk_paths_served: readonly string[];
-  /** Where envelopes go: each DSN's own Sentry, or the one origin `TUNNEL_UPSTREAM_ORIGIN` names instead. */
+  /** Where envelopes go: each DSN's own Sentry, or the one origin `upstreamOrigin` names instead. */
   upstream: string;
   rate_limiter: string;
   spool: string;
@@ -21,29 +22,36 @@ export interface TunnelDescription {
   forwarded_lines: string;
 }
 
-/** The tunnel's part of the start line, for `settings` and what `bindings` holds. */
-export function describeTunnel(settings: TunnelSettings, bindings: TunnelBindings, logsForwarded: boolean): TunnelDescription {
+/**
+ * How a setting was given the value said, in the words the operator used: `TUNNEL_LOG_FORWARDED=on`
+ * for a Worker variable, `logForwarded: true` for an option. An off limiter is the variable
+ * `TUNNEL_RATE_LIMITING`, not the binding's name.
+ */
+function setTo(names: SettingNames, option: "limiter" | "logForwarded", value: "on" | "off"): string {
+  const name = names(option);
+  if (name === option) return option === "limiter" ? 'limiter: "off"' : `logForwarded: ${value === "on"}`;
+  return `${option === "limiter" ? "TUNNEL_RATE_LIMITING" : name}=${value}`;
+}
+
+/** The tunnel's part of the start line, for `settings` and what it was given; each setting named as it was given. */
+export function describeTunnel(settings: TunnelSettings, names: SettingNames, spool: SpoolParts["described"] | undefined, cspServed: boolean): TunnelDescription {
   return {
     pages_post_to: tunnelUrlFor(settings) ?? null,
     routes_served: settings.routes,
-    csp_reports_served: settings.ownProject ? settings.routes.map(reportPathOf) : [],
+    csp_reports_served: cspServed ? settings.routes.map(reportPathOf) : [],
     sentry_sdk_paths_served: settings.sentryPaths,
     upstream: settings.upstreamOrigin
-      ? `elsewhere: TUNNEL_UPSTREAM_ORIGIN sends every envelope to ${settings.upstreamOrigin}, not to Sentry; it is for development and tests`
+      ? `elsewhere: ${names("upstreamOrigin")} sends every envelope to ${settings.upstreamOrigin}, not to Sentry; it is for development and tests`
       : "Sentry: each envelope to its DSN's own ingest",
-    rate_limiter: settings.rateLimiting
-      ? `on: TUNNEL_RATE_LIMITER holds each client to its share, Retry-After ${settings.rateLimitPeriodSeconds} s; a call that fails refuses its request`
-      : "off: TUNNEL_RATE_LIMITING=off, so no client is held to a share",
-    spool: bindings.TUNNEL_SPOOL
-      ? `on: TUNNEL_SPOOL, queue ${settings.spoolQueue} and dead letters ${settings.deadLetterQueue}` +
-        (settings.rateLimiting ? ", bytes held to TUNNEL_SPOOL_CLIENT_BUDGET and TUNNEL_SPOOL_TOTAL_BUDGET" : "") +
-        "; its depth is in each tunnel_spool_batch and tunnel_spool_heartbeat line"
-      : "off: TUNNEL_SPOOL is not bound, so envelopes Sentry cannot take now are lost",
-    large_bodies: bindings.TUNNEL_SPOOL_BUCKET ? "R2: TUNNEL_SPOOL_BUCKET" : "off: TUNNEL_SPOOL_BUCKET is not bound, so only bodies that fit in a message are stored",
-    forwarded_lines: !logsForwarded
-      ? "off: an envelope Sentry took is counted in Analytics Engine, not logged; refusals, failures and the spool are (TUNNEL_LOG_FORWARDED=on logs it)"
-      : settings.logForwarded
-        ? "on: every envelope Sentry took is logged too (TUNNEL_LOG_FORWARDED)"
-        : "on: TUNNEL_ANALYTICS is not bound, so every envelope Sentry took is logged instead of counted",
+    rate_limiter: settings.limiter
+      ? `on: ${names("limiter")} holds each client to its share, Retry-After ${settings.rateLimitPeriodSeconds} s; a call that fails refuses its request`
+      : `off: ${setTo(names, "limiter", "off")}, so no client is held to a share`,
+    spool: spool?.spool ?? "off: no spool, so envelopes Sentry cannot take now are lost",
+    large_bodies: spool?.large_bodies ?? "off: no spool",
+    forwarded_lines: !settings.logForwarded
+      ? `off: an envelope Sentry took is counted in Analytics Engine, not logged; refusals, failures and the spool are (${setTo(names, "logForwarded", "on")} logs it)`
+      : settings.logForwardedAsked
+        ? `on: every envelope Sentry took is logged too (${names("logForwarded")})`
+        : `on: ${names("analytics")} is not given, so every envelope Sentry took is logged instead of counted`,
   };
 }

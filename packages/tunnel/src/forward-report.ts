@@ -3,15 +3,13 @@ import { sentryAnswer, tunnelAnswer, type Answer } from "./answers.ts";
 import type { Delivered, Delivery } from "./deliver.ts";
 import { readSecurityReport } from "./request/security-report.ts";
 import type { Deadline } from "./shared/deadline.ts";
-import type { DiscardReason } from "./upstream/client-reports.ts";
+import { SECURITY_CATEGORY, type DiscardReason } from "./upstream/client-reports.ts";
 import { fateOfFailure, fateOfStatus } from "./upstream/fate.ts";
 import { forwardWhole } from "./upstream/forward.ts";
 import { upstreamRequestHeaders } from "./upstream/header-policy.ts";
 
 /** The envelope item type Sentry files a CSP report under, and so the one its rate limits name (`security`). */
 const REPORT_ITEM_TYPES = ["raw_security"] as const;
-/** Its data category, in the client reports of what the edge dropped. */
-export const REPORT_CATEGORY = "security";
 
 /**
  * The stage for a CSP report, to the app's own project's security endpoint: the destination is the
@@ -26,7 +24,7 @@ export async function forwardSecurityReport(request: Request, deadline: Deadline
   if (!read.ok) return { answer: tunnelAnswer(read.reason), bytes: undefined, upstreamStatus: null };
   const bytes = read.body.byteLength;
   const dropped = (reason: DiscardReason, answer: Answer, upstreamStatus: number | null = null): Delivered => {
-    delivery.reports.count(target.dsn, reason, [REPORT_CATEGORY]);
+    delivery.reports.count(target.dsn, reason, [SECURITY_CATEGORY]);
     return { answer, bytes, upstreamStatus };
   };
 

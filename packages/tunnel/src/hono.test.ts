@@ -2,22 +2,20 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 
 import { tunnelMiddleware } from "./hono.ts";
-import { readTunnelSettings, tunnelUrlFor } from "./settings.ts";
-import { envelope, EVERY_CLIENT, StubSentry, TEST_DSN } from "./testing.ts";
-import { createTunnelWorker } from "./worker.ts";
+import { envelope, EVERY_CLIENT, StubSentry, TEST_DSN } from "./harness.ts";
+import { createTunnel } from "./worker.ts";
 
 const APP = "https://app.example.com";
 
 /** A Hono app with the tunnel's middleware first and pages of its own; Sentry the harness's stub. */
 function app() {
   const sentry = new StubSentry();
-  const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN });
-  const tunnel = createTunnelWorker(settings, { TUNNEL_RATE_LIMITER: EVERY_CLIENT }, { fetch: sentry.fetch, log: () => {} });
+  const tunnel = createTunnel({ dsn: TEST_DSN, limiter: EVERY_CLIENT }, { fetch: sentry.fetch, log: () => {} });
   const hono = new Hono();
   hono.use(tunnelMiddleware(tunnel));
   hono.get("/", (context) => context.text("the app's page"));
   hono.all("*", (context) => context.text("the app's own 404", 404));
-  return { hono, reached: () => sentry.took.map((took) => took.url), route: tunnelUrlFor(settings)! };
+  return { hono, reached: () => sentry.took.map((took) => took.url), route: tunnel.pageUrl()! };
 }
 
 const post = (path: string) => {

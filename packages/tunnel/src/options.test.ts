@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 
-import { createTunnel } from "./options.ts";
+import { createTunnel } from "./worker.ts";
+import { optionsFromEnv } from "./from-env.ts";
+import { spool } from "./spool.ts";
 import type { SpooledEnvelope } from "./spool/store.ts";
-import { configRefusal, envelope, EVERY_CLIENT, OTHER_TEST_DSN, StubSentry, TEST_DSN } from "./testing.ts";
+import { configRefusal, envelope, EVERY_CLIENT, OTHER_TEST_DSN, StubSentry, TEST_DSN } from "./harness.ts";
 
 const APP = "https://app.example.com";
 
@@ -23,8 +25,8 @@ describe("createTunnel: the tunnel from typed options and binding objects", () =
       deadLetterQueueName: `${name}-spool-dead`,
     });
     const runtime = { fetch: sentry.fetch, log: () => {} };
-    const production = createTunnel({ dsn: TEST_DSN, route: "/k7q2x9", limiter: EVERY_CLIENT, spool: spoolOf("production") }, runtime);
-    const staging = createTunnel({ dsn: OTHER_TEST_DSN, route: "/a3f8c1", limiter: EVERY_CLIENT, spool: spoolOf("staging") }, runtime);
+    const production = createTunnel({ dsn: TEST_DSN, route: "/k7q2x9", limiter: EVERY_CLIENT, spool: spool(spoolOf("production")) }, runtime);
+    const staging = createTunnel({ dsn: OTHER_TEST_DSN, route: "/a3f8c1", limiter: EVERY_CLIENT, spool: spool(spoolOf("staging")) }, runtime);
 
     expect((await post(production, "/k7q2x9", TEST_DSN))?.status).toBe(200);
     expect((await post(staging, "/a3f8c1", OTHER_TEST_DSN))?.status).toBe(200);
@@ -41,9 +43,10 @@ describe("createTunnel: the tunnel from typed options and binding objects", () =
     expect([stored.production.length, stored.staging.length]).toEqual([0, 1]);
   });
 
-  it("reads the Worker's variables first, and lets an option override one", async () => {
+  it("reads the Worker's variables with optionsFromEnv, and lets an option override one", async () => {
     const sentry = new StubSentry();
-    const tunnel = createTunnel({ variables: { SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/k7q2x9", TUNNEL_UPSTREAM_ORIGIN: "http://127.0.0.1:9" }, route: "/a3f8c1", limiter: EVERY_CLIENT }, { fetch: sentry.fetch, log: () => {} });
+    const env = { SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/k7q2x9", TUNNEL_UPSTREAM_ORIGIN: "http://127.0.0.1:9", TUNNEL_RATE_LIMITER: EVERY_CLIENT };
+    const tunnel = createTunnel({ ...optionsFromEnv(env), route: "/a3f8c1" }, { fetch: sentry.fetch, log: () => {} });
     expect(tunnel.describe().pages_post_to).toBe("/a3f8c1");
     expect((await post(tunnel, "/a3f8c1", TEST_DSN))?.status).toBe(200);
     expect(sentry.took.map((took) => took.url)).toEqual(["http://127.0.0.1:9/api/4502/envelope/?hsts=0"]);
@@ -65,17 +68,20 @@ describe("createTunnel: the tunnel from typed options and binding objects", () =
     });
     expect(configRefusal(() => createTunnel({ dsn: "not a dsn", limiter: EVERY_CLIENT }))).toMatchObject({ variable: "dsn" });
     expect(configRefusal(() => createTunnel({ dsn: TEST_DSN, timeoutMs: -5, limiter: EVERY_CLIENT }))).toMatchObject({ variable: "timeoutMs" });
-    expect(configRefusal(() => createTunnel({ dsn: TEST_DSN, limiter: EVERY_CLIENT, spool: { queue: { send: async () => {} } } }))).toMatchObject({
+    expect(configRefusal(() => createTunnel({ dsn: TEST_DSN, limiter: EVERY_CLIENT, spool: spool({ queue: { send: async () => {} } }) }))).toMatchObject({
       variable: "spool.clientBudget",
-      message: expect.stringMatching(/^spool\.clientBudget is not bound/),
+      message: expect.stringMatching(/^spool\.clientBudget is required while the tunnel's limiter is on/),
     });
+    // Read from the Worker's variables, the same refusals name the variable.
+    expect(configRefusal(() => createTunnel(optionsFromEnv({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/tunnel-x", TUNNEL_RATE_LIMITER: EVERY_CLIENT, TUNNEL_SENTRY_PATHS: "off" })))).toMatchObject({ variable: "TUNNEL_ROUTE" });
+    expect(configRefusal(() => createTunnel({ ...optionsFromEnv({ SENTRY_DSN: TEST_DSN, TUNNEL_RATE_LIMITER: EVERY_CLIENT }), hostPaths: ["/monitoring"] }))).toMatchObject({ variable: "hostPaths" });
   });
 
   it("refuses a limiter that is not a rate limiter, such as the whole env, naming the option", () => {
     const env = { SENTRY_DSN: TEST_DSN, TUNNEL_RATE_LIMITER: EVERY_CLIENT };
     expect(configRefusal(() => createTunnel({ dsn: TEST_DSN, limiter: env as unknown as typeof EVERY_CLIENT }))).toEqual({
       variable: "limiter",
-      message: "limiter is not a Workers Rate Limiting binding (it has no limit() method): bind a [[ratelimits]] entry under this name, or pass that binding",
+      message: "limiter is not a Workers Rate Limiting binding (it has no limit() method): pass a [[ratelimits]] binding",
     });
   });
 
@@ -97,11 +103,11 @@ describe("createTunnel: the tunnel from typed options and binding objects", () =
   });
 
   it("refuses a second tunnel whose spool claims the first one's queue, naming the option", () => {
-    const spool = { queue: { send: async () => {} }, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT };
-    createTunnel({ dsn: TEST_DSN, route: "/q1w2e3", limiter: EVERY_CLIENT, spool: { ...spool, queueName: "shared-spool", deadLetterQueueName: "first-dead" } });
+    const given = { queue: { send: async () => {} }, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT };
+    createTunnel({ dsn: TEST_DSN, route: "/q1w2e3", limiter: EVERY_CLIENT, spool: spool({ ...given, queueName: "shared-spool", deadLetterQueueName: "first-dead" }) });
     // The same tunnel built again (a new isolate's first request, say) is no second tunnel.
-    createTunnel({ dsn: TEST_DSN, route: "/q1w2e3", limiter: EVERY_CLIENT, spool: { ...spool, queueName: "shared-spool", deadLetterQueueName: "first-dead" } });
-    expect(configRefusal(() => createTunnel({ dsn: OTHER_TEST_DSN, route: "/r4t5y6", limiter: EVERY_CLIENT, spool: { ...spool, queueName: "shared-spool", deadLetterQueueName: "second-dead" } }))).toEqual({
+    createTunnel({ dsn: TEST_DSN, route: "/q1w2e3", limiter: EVERY_CLIENT, spool: spool({ ...given, queueName: "shared-spool", deadLetterQueueName: "first-dead" }) });
+    expect(configRefusal(() => createTunnel({ dsn: OTHER_TEST_DSN, route: "/r4t5y6", limiter: EVERY_CLIENT, spool: spool({ ...given, queueName: "shared-spool", deadLetterQueueName: "second-dead" }) }))).toEqual({
       variable: "spool.queueName",
       message: expect.stringMatching(/^spool\.queueName is "shared-spool", which another tunnel in this Worker \(\/q1w2e3/),
     });
@@ -109,7 +115,7 @@ describe("createTunnel: the tunnel from typed options and binding objects", () =
 
   it("names a development upstream in what it describes", () => {
     expect(createTunnel({ dsn: TEST_DSN, limiter: "off", upstreamOrigin: "http://127.0.0.1:8969" }).describe().upstream).toBe(
-      "elsewhere: TUNNEL_UPSTREAM_ORIGIN sends every envelope to http://127.0.0.1:8969, not to Sentry; it is for development and tests",
+      "elsewhere: upstreamOrigin sends every envelope to http://127.0.0.1:8969, not to Sentry; it is for development and tests",
     );
   });
 });

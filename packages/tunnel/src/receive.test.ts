@@ -3,10 +3,10 @@ import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 
 import { receiveEnvelope } from "./receive.ts";
-import { readTunnelSettings } from "./settings.ts";
+import { readTunnelSettings } from "./test-settings.ts";
 import { Deadline } from "./shared/deadline.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
-import { OTHER_TEST_DSN, TEST_DSN } from "./testing.ts";
+import { OTHER_TEST_DSN, TEST_DSN } from "./harness.ts";
 
 const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_DSNS: OTHER_TEST_DSN, TUNNEL_MAX_ENVELOPE_BYTES: "1000" });
 const parts = { maxEnvelopeBytes: settings.maxEnvelopeBytes, allowList: compileAllowList(settings.allowedDsns, undefined) };

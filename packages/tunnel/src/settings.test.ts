@@ -3,9 +3,13 @@ import { readFileSync } from "node:fs";
 import { getTunnelPath } from "sentry-core-11";
 import { describe, expect, it } from "vitest";
 
-import { readTunnelSettings, type TunnelVariables } from "./settings.ts";
+import type { TunnelEnv } from "./from-env.ts";
 import { ConfigError } from "./shared/variables.ts";
-import { configRefusal, TEST_DSN } from "./testing.ts";
+import { readTunnelSettings, tunnelFromEnv } from "./test-settings.ts";
+import { configRefusal, EVERY_CLIENT, TEST_DSN } from "./harness.ts";
+
+type TunnelVariables = TunnelEnv;
+const SPOOL = { TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT, TUNNEL_RATE_LIMITER: EVERY_CLIENT };
 
 
 describe("readTunnelSettings: every form wrangler gives a variable", () => {
@@ -29,11 +33,10 @@ describe("readTunnelSettings: every form wrangler gives a variable", () => {
 
 describe("readTunnelSettings: the spool's queues", () => {
   it("names the spool's queues by default as the README's wrangler.toml does, and takes others", () => {
-    expect(readTunnelSettings({})).toMatchObject({ spoolQueue: "tunnel-spool", deadLetterQueue: "tunnel-spool-dead" });
-    expect(readTunnelSettings({ TUNNEL_SPOOL_QUEUE_NAME: "staging-spool", TUNNEL_DEAD_LETTER_QUEUE_NAME: "staging-spool-dead" })).toMatchObject({
-      spoolQueue: "staging-spool",
-      deadLetterQueue: "staging-spool-dead",
-    });
+    const names = ["tunnel-spool", "tunnel-spool-dead", "staging-spool", "staging-spool-dead"];
+    expect(names.map((name) => tunnelFromEnv(SPOOL).handlesQueue(name))).toEqual([true, true, false, false]);
+    const staging = tunnelFromEnv({ ...SPOOL, TUNNEL_ROUTE: "/s7g2x9", TUNNEL_SPOOL_QUEUE_NAME: "staging-spool", TUNNEL_DEAD_LETTER_QUEUE_NAME: "staging-spool-dead" });
+    expect(names.map((name) => staging.handlesQueue(name))).toEqual([false, false, true, true]);
   });
 
   it.each([
@@ -41,7 +44,7 @@ describe("readTunnelSettings: the spool's queues", () => {
     [{ TUNNEL_DEAD_LETTER_QUEUE_NAME: "tunnel-spool" }, "TUNNEL_DEAD_LETTER_QUEUE_NAME"],
     [{ TUNNEL_SPOOL_QUEUE_NAME: "one", TUNNEL_DEAD_LETTER_QUEUE_NAME: "one" }, "TUNNEL_DEAD_LETTER_QUEUE_NAME"],
   ])("refuses %j, naming %s", (variables, variable) => {
-    expect(configRefusal(() => readTunnelSettings(variables))?.variable).toBe(variable);
+    expect(configRefusal(() => tunnelFromEnv({ ...SPOOL, TUNNEL_ROUTE: "/q8w3e4", ...variables }))?.variable).toBe(variable);
   });
 });
 
@@ -68,19 +71,15 @@ describe("readTunnelSettings: the defaults, written once in the README", () => {
     TUNNEL_MAX_ENVELOPE_BYTES: (settings) => settings.maxEnvelopeBytes,
     TUNNEL_TIMEOUT_MS: (settings) => settings.timeoutMs,
     TUNNEL_RATE_LIMIT_PERIOD_SECONDS: (settings) => settings.rateLimitPeriodSeconds,
-    TUNNEL_SPOOL_RETRY_SECONDS: (settings) => settings.spoolRetrySeconds,
-    TUNNEL_SPOOL_MAX_AGE_SECONDS: (settings) => settings.spoolMaxAgeSeconds,
-    TUNNEL_SPOOL_MAX_RETRIES: (settings) => settings.spoolMaxRetries,
   };
 
   it("reads an empty environment as the README's table of variables says", () => {
     const readme = readFileSync(`${import.meta.dirname}/../README.md`, "utf8");
-    const documented = Object.fromEntries([...readme.matchAll(/^\| `(TUNNEL_[A-Z_]+)` \| `(\d+)`/gm)].map(([, name, value]) => [name, Number(value)]));
+    // The spool's own rows are its options' (`spool/index.ts`).
+    const documented = Object.fromEntries([...readme.matchAll(/^\| `(TUNNEL_(?!SPOOL)[A-Z_]+)` \| `(\d+)`/gm)].map(([, name, value]) => [name, Number(value)]));
     const read = readTunnelSettings({});
     expect(Object.keys(documented).sort()).toEqual(Object.keys(READ_AS).sort());
     for (const [name, readAs] of Object.entries(READ_AS)) expect(readAs(read), name).toBe(documented[name]);
-    // The spool's queues, named in one row.
-    expect(readme).toContain(`| \`TUNNEL_SPOOL_QUEUE_NAME\`, \`TUNNEL_DEAD_LETTER_QUEUE_NAME\` | \`${read.spoolQueue}\`, \`${read.deadLetterQueue}\` |`);
   });
 });
 
@@ -146,7 +145,7 @@ describe("readTunnelSettings: the routes, the DSNs and the origins", () => {
     it("refuses to take a page's path, and says how to turn it off", () => {
       const read = () => readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/a/k7q2x9" }, { hostPaths: ["/", "/:slug"] });
       expect(read).toThrow(`TUNNEL_SENTRY_PATHS is on, and Sentry's own tunnel path for ${TEST_DSN} would shadow /:slug, which the app serves`);
-      expect(read).toThrow(/set TUNNEL_SENTRY_PATHS=off$/);
+      expect(read).toThrow(/turn TUNNEL_SENTRY_PATHS off$/);
       expect(readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ROUTE: "/a/k7q2x9", TUNNEL_SENTRY_PATHS: "off" }, { hostPaths: ["/", "/:slug"] }).sentryPaths).toEqual([]);
     });
 
@@ -186,6 +185,6 @@ describe("readTunnelSettings: the routes, the DSNs and the origins", () => {
     ["TUNNEL_UPSTREAM_ORIGIN", "localhost:8969"],
     ["TUNNEL_SPOOL_MAX_AGE_SECONDS", "an hour"],
   ] as const)("names %s when it is %j", (variable, value) => {
-    expect(configRefusal(() => readTunnelSettings({ [variable]: value }))).toEqual({ variable, message: expect.stringMatching(new RegExp(`^${variable} `)) });
+    expect(configRefusal(() => tunnelFromEnv({ ...SPOOL, [variable]: value }))).toEqual({ variable, message: expect.stringMatching(new RegExp(`^${variable} `)) });
   });
 });

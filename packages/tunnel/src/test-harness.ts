@@ -7,7 +7,7 @@ import type { SpooledEnvelope } from "./spool/store.ts";
  * (`testing.ts`): real message batches, which only Cloudflare's vitest integration makes, and byte
  * helpers. Not shipped: the build and the tarball leave it out.
  */
-export * from "./testing.ts";
+export * from "./harness.ts";
 
 export function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   const whole = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));

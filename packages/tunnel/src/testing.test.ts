@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { createTunnel } from "./options.ts";
-import { envelope, eventually, headerOf, StubSentry, TEST_DSN } from "./testing.ts";
+import { createTunnel } from "./worker.ts";
+import { envelope, eventually, headerOf, StubSentry, TEST_DSN } from "./harness.ts";
 
 describe("the harness for adopters' tests (@edge-monitoring/tunnel/testing)", () => {
   it("eventually says, when it gives up, what it waited for and what it last saw", async () => {

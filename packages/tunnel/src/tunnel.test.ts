@@ -1,16 +1,17 @@
 import { describe, expect, it, vi } from "vitest";
 
 import type { LogLine } from "./log-line.ts";
-import type { TunnelBindings, TunnelRuntime } from "./bindings.ts";
-import { readTunnelSettings, tunnelUrlFor, type TunnelVariables } from "./settings.ts";
-import { StubSentry, TEST_DSN } from "./testing.ts";
-import { createTunnelWorker } from "./worker.ts";
+import type { TunnelRuntime } from "./options.ts";
+import { answerOf, readTunnelSettings, tunnelFromEnv } from "./test-settings.ts";
+import { StubSentry, TEST_DSN, type TestEnv } from "./harness.ts";
+import type { TunnelWorker } from "./worker.ts";
 
 const APP = "https://app.example.com";
 const PARTNER = "https://partner.example.com";
 const TUNNEL = `${APP}/monitoring?o=4501&p=4502&r=us`;
 /** Every request's line, those of envelopes Sentry took included: these tests read them. */
-const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30", TUNNEL_LOG_FORWARDED: "on" });
+const ENV: TestEnv = { SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30", TUNNEL_LOG_FORWARDED: "on" };
+const settings = readTunnelSettings(ENV);
 
 /** Sentry as the harness's stub `fetch`, answering as `answer` says (200 by default). */
 function sentryAnswering(answer?: () => Response): StubSentry {
@@ -23,19 +24,19 @@ function sentryAnswering(answer?: () => Response): StubSentry {
 const urlsOf = (sentry: StubSentry) => sentry.took.map((took) => took.url);
 
 interface TunnelWith {
-  bindings?: Partial<TunnelBindings>;
+  bindings?: TestEnv;
   runtime?: TunnelRuntime;
   sentry?: StubSentry;
-  variables?: TunnelVariables;
+  variables?: TestEnv;
 }
 
-/** The tunnel as `createTunnelWorker` builds it, every client allowed unless a limiter is given, Sentry a stub. */
+/** The tunnel as a Worker reading `env` builds it, every client allowed unless a limiter is given, Sentry a stub. */
 function tunnelWith({ bindings = {}, runtime = {}, sentry = sentryAnswering(), variables }: TunnelWith = {}) {
   const log: LogLine[] = [];
   const everyClient = { limit: async () => ({ success: true }) };
-  const read = variables ? readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, ...variables }) : settings;
-  const worker = createTunnelWorker(read, { TUNNEL_RATE_LIMITER: everyClient, ...bindings }, { log: (line) => log.push(line), fetch: sentry.fetch, ...runtime });
-  return { tunnel: worker.fetch, worker, log, sentry };
+  const env = { ...(variables ? { SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, ...variables } : ENV), TUNNEL_RATE_LIMITER: everyClient, ...bindings };
+  const worker = tunnelFromEnv(env, { log: (line) => log.push(line), fetch: sentry.fetch, ...runtime });
+  return { tunnel: (request: Request) => answerOf(worker, request), worker, log, sentry };
 }
 
 function envelopeRequest(headers: Record<string, string> = {}, url = TUNNEL, method = "POST"): Request {
@@ -64,12 +65,12 @@ describe("the tunnel: what a host calls", () => {
   it("describe() says what it serves and names each binding as bound or not", () => {
     const { worker } = tunnelWith();
     expect(worker.describe()).toMatchObject({
-      pages_post_to: tunnelUrlFor(settings),
+      pages_post_to: worker.pageUrl(),
       routes_served: settings.routes,
       csp_reports_served: settings.routes.map((route) => (route === "/monitoring" ? "/monitoring/security-report" : `${route}/csp`)),
       rate_limiter: expect.stringMatching(/^on: TUNNEL_RATE_LIMITER/),
-      spool: expect.stringMatching(/^off: TUNNEL_SPOOL is not bound/),
-      large_bodies: expect.stringMatching(/^off: TUNNEL_SPOOL_BUCKET is not bound/),
+      spool: expect.stringMatching(/^off: no spool/),
+      large_bodies: expect.stringMatching(/^off: no spool/),
       forwarded_lines: expect.stringMatching(/^on: every envelope Sentry took is logged too/),
     });
   });
@@ -111,9 +112,9 @@ describe("the tunnel: the rate limiter", () => {
 describe("the tunnel: the limits it requires", () => {
   const limiter = { limit: async () => ({ success: true }) };
   const queue = { send: async () => {} };
-  const refusal = (variables: TunnelVariables, bindings: TunnelBindings) => {
+  const refusal = (variables: TestEnv, bindings: TestEnv) => {
     try {
-      createTunnelWorker(readTunnelSettings({ SENTRY_DSN: TEST_DSN, ...variables }), bindings);
+      tunnelFromEnv({ SENTRY_DSN: TEST_DSN, ...variables, ...bindings });
     } catch (error) {
       return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     }
@@ -125,7 +126,7 @@ describe("the tunnel: the limits it requires", () => {
     ["a spool without its client budget", {}, { TUNNEL_RATE_LIMITER: limiter, TUNNEL_SPOOL: queue, TUNNEL_SPOOL_TOTAL_BUDGET: limiter }, "ConfigError: TUNNEL_SPOOL_CLIENT_BUDGET is not bound"],
     ["a spool without its total budget", {}, { TUNNEL_RATE_LIMITER: limiter, TUNNEL_SPOOL: queue, TUNNEL_SPOOL_CLIENT_BUDGET: limiter }, "ConfigError: TUNNEL_SPOOL_TOTAL_BUDGET is not bound"],
     ["limits turned off with a limiter bound", { TUNNEL_RATE_LIMITING: "off" }, { TUNNEL_RATE_LIMITER: limiter }, "ConfigError: TUNNEL_RATE_LIMITING is off, but TUNNEL_RATE_LIMITER is bound"],
-  ] as [string, TunnelVariables, TunnelBindings, string][])("does not start with %s, and names what is wrong", (_, variables, bindings, said) => {
+  ] as [string, TestEnv, TestEnv, string][])("does not start with %s, and names what is wrong", (_, variables, bindings, said) => {
     expect(refusal(variables, bindings)).toContain(said);
   });
 
@@ -150,7 +151,8 @@ describe("the tunnel: its own queues, and no other", () => {
   };
 
   it("says which queues it takes, by the names its settings give", () => {
-    const { worker } = tunnelWith({ variables: { TUNNEL_SPOOL_QUEUE_NAME: "staging-spool", TUNNEL_DEAD_LETTER_QUEUE_NAME: "staging-spool-dead" } });
+    const spool = { TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: { limit: async () => ({ success: true }) }, TUNNEL_SPOOL_TOTAL_BUDGET: { limit: async () => ({ success: true }) } };
+    const { worker } = tunnelWith({ variables: { TUNNEL_SPOOL_QUEUE_NAME: "staging-spool", TUNNEL_DEAD_LETTER_QUEUE_NAME: "staging-spool-dead", TUNNEL_ROUTE: "/s3g4x9" }, bindings: spool });
     expect(["staging-spool", "staging-spool-dead", "tunnel-spool", "orders"].map((name) => worker.handlesQueue(name))).toEqual([true, true, false, false]);
   });
 
@@ -239,8 +241,8 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
       body: JSON.stringify({ "csp-report": { "document-uri": `${APP}/`, "blocked-uri": "https://evil.example/x.js" } }),
     });
   /** The counts of the client report the tunnel sends once it flushes, as Sentry would read them. */
-  async function clientReportAfter(worker: { reports: { flush(): Promise<void> } }, sentry: StubSentry) {
-    await worker.reports.flush();
+  async function clientReportAfter(worker: TunnelWorker, sentry: StubSentry) {
+    await worker.clientShare.reports.flush();
     const report = sentry.took.find((took) => new TextDecoder().decode(took.body).includes('{"type":"client_report"}'));
     expect(report?.url).toBe(ENVELOPE_ENDPOINT);
     return sentry.clientReports()[0] as unknown[];
@@ -297,7 +299,7 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
     answer = () => new Response("{}", { status: 200 });
     expect((await tunnel(reportRequest())).status).toBe(200);
     expect(urlsOf(sentry)[1]).toMatch(/^https:\/\/o4501\.ingest\.us\.sentry\.io\/api\/4502\/security\/\?sentry_key=/);
-    await worker.reports.flush();
+    await worker.clientShare.reports.flush();
     expect(urlsOf(sentry)).toHaveLength(2);
   });
 });
@@ -311,23 +313,23 @@ describe("the tunnel: the URL a page's SDK is given", () => {
     ["the original route, SaaS without one", { SENTRY_DSN: "https://k@o13.ingest.sentry.io/23", TUNNEL_ROUTE: "/monitoring" }, "https://k@o13.ingest.sentry.io/23", /^\/monitoring\?o=13&p=23$/, "https://o13.ingest.sentry.io/api/23/envelope/?hsts=0"],
     ["the original route, self-hosted", { SENTRY_DSN: "https://k@sentry.example.com/base/24", TUNNEL_ROUTE: "/monitoring" }, "https://k@sentry.example.com/base/24", /^\/monitoring\?p=24$/, "https://sentry.example.com/base/api/24/envelope/"],
     ["no SENTRY_DSN, another allowed DSN", { TUNNEL_ALLOWED_DSNS: SAAS }, SAAS, /^\/monitoring\?o=11&p=21&r=us$/, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
-  ] as const)("is one the tunnel takes an envelope at: %s", async (_case, variables: TunnelVariables, dsn, shape, upstream) => {
-    const routed = readTunnelSettings(variables);
-    const url = tunnelUrlFor(routed, dsn);
-    expect(url).toMatch(shape);
+  ] as const)("is one the tunnel takes an envelope at: %s", async (_case, variables: TestEnv, dsn, shape, upstream) => {
     const sentry = sentryAnswering();
-    const worker = createTunnelWorker(routed, { TUNNEL_RATE_LIMITER: { limit: async () => ({ success: true }) } }, { fetch: sentry.fetch, log: () => {} });
+    const worker = tunnelFromEnv({ ...variables, TUNNEL_RATE_LIMITER: { limit: async () => ({ success: true }) } }, { fetch: sentry.fetch, log: () => {} });
+    const url = worker.pageUrl(dsn);
+    expect(url).toMatch(shape);
     const body = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`;
-    const response = await worker.fetch(new Request(`${APP}${url}`, { method: "POST", headers: { "content-length": String(body.length) }, body }));
+    const response = await answerOf(worker, new Request(`${APP}${url}`, { method: "POST", headers: { "content-length": String(body.length) }, body }));
     expect(response.status).toBe(200);
     expect(urlsOf(sentry)).toEqual([upstream]);
   });
 
   it("is none for a DSN the tunnel does not forward for, or without one", () => {
-    expect(tunnelUrlFor(readTunnelSettings({ SENTRY_DSN: SAAS }), "https://k@o9.ingest.us.sentry.io/9")).toBeUndefined();
-    expect(tunnelUrlFor(readTunnelSettings({}))).toBeUndefined();
+    const limiter = { limit: async () => ({ success: true }) };
+    expect(tunnelFromEnv({ SENTRY_DSN: SAAS, TUNNEL_RATE_LIMITER: limiter }).pageUrl("https://k@o9.ingest.us.sentry.io/9")).toBeUndefined();
+    expect(tunnelFromEnv({ TUNNEL_RATE_LIMITER: limiter }).pageUrl()).toBeUndefined();
     // The TEST_DSN as a page may spell it, with a legacy secret: the allowed DSN it is.
-    expect(tunnelUrlFor(readTunnelSettings({ SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/monitoring" }), SAAS.replace("@", ":secret@"))).toBe("/monitoring?o=11&p=21&r=us");
+    expect(tunnelFromEnv({ SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/monitoring", TUNNEL_RATE_LIMITER: limiter }).pageUrl(SAAS.replace("@", ":secret@"))).toBe("/monitoring?o=11&p=21&r=us");
   });
 });
 
@@ -372,7 +374,8 @@ describe("the tunnel: around the core", () => {
     const reportError = vi.fn();
     const { tunnel, log } = tunnelWith({ runtime: { reportError } });
     const request = envelopeRequest();
-    Object.defineProperty(request, "url", {
+    // Read by the tunnel's stages, not by handle()'s choice of what it serves.
+    Object.defineProperty(request, "method", {
       get() {
         throw new TypeError("a bug in the tunnel");
       },
@@ -410,7 +413,7 @@ describe("the tunnel: its record, priced", () => {
     let answer = 200;
     const sentry = sentryAnswering(() => new Response(null, { status: answer }));
     const { tunnel, worker, log } = tunnelWith({ variables: {}, bindings: { TUNNEL_ANALYTICS: analytics }, sentry });
-    expect(worker.logsForwarded).toBe(false);
+    expect(worker.describe().forwarded_lines).toMatch(/^off: /);
     await tunnel(envelopeRequest());
     await tunnel(envelopeRequest({ origin: PARTNER, "access-control-request-method": "POST" }, TUNNEL, "OPTIONS"));
     answer = 413;
@@ -427,7 +430,7 @@ describe("the tunnel: its record, priced", () => {
     const { tunnel, worker, log } = tunnelWith({ variables: {} });
     await tunnel(envelopeRequest());
     expect(log).toMatchObject([{ outcome: "forwarded", upstream_status: 200 }]);
-    expect(worker.logsForwarded).toBe(true);
+    expect(worker.describe().forwarded_lines).toMatch(/^on: TUNNEL_ANALYTICS is not given/);
   });
 
   it("logs the envelope Sentry took too with TUNNEL_LOG_FORWARDED=on, and refuses any other value at start", async () => {

@@ -1,22 +1,25 @@
 import { admit, kindAt, notFoundSentence, type Gate } from "./admit.ts";
 import { tunnelAnswer, type Answer } from "./answers.ts";
 import { deliver, type Delivery } from "./deliver.ts";
-import { forwardSecurityReport, REPORT_CATEGORY } from "./forward-report.ts";
+import type { CspParts } from "./capability.ts";
 import { NO_FACTS, recordRequest, type Recorder, type RequestFacts } from "./log-line.ts";
 import { receiveEnvelope } from "./receive.ts";
 import { corsHeadersFor } from "./request/cors.ts";
 import { Deadline } from "./shared/deadline.ts";
+import { SECURITY_CATEGORY } from "./upstream/client-reports.ts";
 import type { DsnAllowList } from "./upstream/allow-list.ts";
 
 /** Answers one request to the tunnel; never rejects. */
 export type Tunnel = (request: Request) => Promise<Response>;
 
-/** What every request's stages share: built once, by `createTunnelWorker`. */
+/** What every request's stages share: built once, by `createTunnel`. */
 export interface TunnelParts {
   gate: Gate;
   allowList: DsnAllowList;
   delivery: Delivery;
   recorder: Recorder;
+  /** The CSP reports' stage, when the tunnel was given `cspReports`. */
+  forwardReport: CspParts["forward"] | undefined;
   maxEnvelopeBytes: number;
   timeoutMs: number;
   /** A bug in the tunnel itself; the client gets a 500 either way. */
@@ -69,12 +72,13 @@ async function serveRequest(request: Request, deadline: Deadline, parts: TunnelP
   if (!admission.admitted) {
     // Browsers count nothing of the CSP reports they send: one over its client's share is counted here.
     if (admission.answer.code === "rate_limited" && admission.kind === "security_report" && parts.gate.reports) {
-      parts.delivery.reports.count(parts.gate.reports.dsn, "ratelimit_backoff", [REPORT_CATEGORY]);
+      parts.delivery.reports.count(parts.gate.reports.dsn, "ratelimit_backoff", [SECURITY_CATEGORY]);
     }
     return { answer: admission.answer, facts: { ...NO_FACTS, kind: admission.kind } };
   }
   if (admission.kind === "security_report") {
-    const { answer, bytes, upstreamStatus } = await forwardSecurityReport(request, deadline, admission.target, parts.delivery);
+    // The gate admits a CSP report only where the tunnel was given `cspReports`, which is this stage.
+    const { answer, bytes, upstreamStatus } = await parts.forwardReport!(request, deadline, admission.target, parts.delivery);
     return { answer, facts: { kind: "security_report", query: admission.target.project, bytes: bytes ?? null, upstreamStatus } };
   }
 

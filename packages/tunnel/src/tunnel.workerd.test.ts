@@ -7,8 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { TunnelAnswerCode } from "./answers.ts";
 import type { LogLine, TunnelLogLine } from "./log-line.ts";
 import { sentryTunnelPath } from "./request/route.ts";
-import { readTunnelSettings } from "./settings.ts";
-import { createTunnelWorker } from "./worker.ts";
+import { answerOf, readTunnelSettings, tunnelFromEnv } from "./test-settings.ts";
 import {
   TEST_DSN,
   TEST_TUNNEL,
@@ -23,7 +22,7 @@ import {
 
 /**
  * The tunnel where it runs, as a client and Sentry see it: in workerd (Cloudflare's vitest
- * integration), built by `createTunnelWorker`, each request a workerd `Request` whose body may
+ * integration), built by `createTunnel`, each request a workerd `Request` whose body may
  * trickle, stall, lie about its length or be compressed, and Sentry a stub `fetch` that keeps what
  * it took. Miniflare's Rate Limiting is the limiter where a test is about it. What needs the
  * app's built Worker and real sockets (a client that hangs up, Sentry unreachable, the Worker's
@@ -660,20 +659,20 @@ describe("load and limits", () => {
   it("writes a bounded number of lines for a client's refusals, however many: one per reason and window, each carrying the count", async () => {
     let now = 1_800_000_000_000;
     const lines: LogLine[] = [];
-    const tunnel = createTunnelWorker(readTunnelSettings({ SENTRY_DSN: TEST_DSN }), { TUNNEL_RATE_LIMITER: limiter }, { now: () => now, log: (line) => void lines.push(line) });
-    const refused = (path: string, init: RequestInit) => tunnel.fetch(new Request(`https://app.example${path}`, init)).then((response) => response.arrayBuffer());
+    const tunnel = tunnelFromEnv({ SENTRY_DSN: TEST_DSN, TUNNEL_RATE_LIMITER: limiter }, { now: () => now, log: (line) => void lines.push(line) });
+    const refused = (path: string, init: RequestInit) => answerOf(tunnel, new Request(`https://app.example${path}`, init)).then((response) => response.arrayBuffer());
     const client = { "cf-connecting-ip": "203.0.113.97" };
     // 300 refusals of two reasons (a path not served, a GET to a route), spread over three windows of the limiter's 10 s.
     for (let request = 0; request < 300; request += 1) {
       now += 100;
-      await refused(["/nowhere", TEST_TUNNEL, ROUTE][request % 3]!, request % 3 === 0 ? { method: "POST", headers: client } : { headers: client });
+      await refused(["/Monitoring", TEST_TUNNEL, ROUTE][request % 3]!, request % 3 === 0 ? { method: "POST", headers: client } : { headers: client });
     }
     const windows = 300 * 100 / 10_000 + 1;
     const refusals = () => lines.filter((line): line is LogLine & TunnelLogLine => line.event === "tunnel" && line.outcome === "rejected");
     expect(refusals().length).toBeLessThanOrEqual(2 * windows);
     // Another client's refusal, two windows on, brings out what is still held: every refusal is counted once.
     now += 20_000;
-    await refused("/nowhere", { method: "POST", headers: { "cf-connecting-ip": "198.51.100.1" } });
+    await refused("/Monitoring", { method: "POST", headers: { "cf-connecting-ip": "198.51.100.1" } });
     const counted = (reason: string) => refusals().filter((line) => line.reason === reason).reduce((sum, line) => sum + 1 + (line.repeats ?? 0), 0);
     expect({ not_found: counted("not_found"), method_not_allowed: counted("method_not_allowed") }).toEqual({ not_found: 101, method_not_allowed: 200 });
   });

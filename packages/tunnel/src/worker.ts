@@ -1,40 +1,42 @@
 import { createGate, postsToOtherSentryPath } from "./admit.ts";
+import { BUILD, type CoreParts, type CspParts, type SpoolParts } from "./capability.ts";
 import { describeTunnel, type TunnelDescription } from "./describe.ts";
-import { EVERY_CLIENT, limitBindings, type TunnelBindings, type TunnelRuntime } from "./bindings.ts";
-import { breakersFor, consumerBreakersFor, type Delivery } from "./deliver.ts";
+import { breakersFor, type Delivery } from "./deliver.ts";
 import { isRoutine, logToConsole, type TunnelLogLine, type UnversionedLine } from "./log-line.ts";
+import type { TunnelOptions, TunnelRuntime } from "./options.ts";
+import { settingNames } from "./shared/checks.ts";
 import { createClientLimiter, type ClientLimiter } from "./request/client-limiter.ts";
-import { isTunnelPathSpelling } from "./request/path.ts";
+import { isTunnelPathSpelling, reportPathOf } from "./request/path.ts";
 import { RepeatedLines } from "./request/repeated-lines.ts";
 import { RECORD_VERSION } from "./shared/record-version.ts";
-import type { TunnelSettings } from "./settings.ts";
-import { createSpoolBudget } from "./spool/budget.ts";
-import { createSpoolConsumer } from "./spool/consumer.ts";
-import { createDeadLetterConsumer } from "./spool/dead-letters.ts";
-import { deferralSeconds } from "./spool/decision.ts";
-import { spoolHeartbeat, type SpoolHeartbeatLine } from "./spool/heartbeat.ts";
-import { createSpoolRecorder } from "./spool/record.ts";
-import { SpoolStats } from "./spool/stats.ts";
-import { createSpool, NO_SPOOL } from "./spool/store.ts";
-import { tunnelOf, type Tunnel, type TunnelParts } from "./tunnel.ts";
+import { settingsOf, tunnelUrlFor, type TunnelSettings } from "./settings.ts";
+import type { SpoolHeartbeatLine } from "./spool/heartbeat.ts";
+import { NO_SPOOL } from "./spool/store.ts";
+import { tunnelOf, type TunnelParts } from "./tunnel.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
 import { createClientReports, type ClientReports } from "./upstream/client-reports.ts";
 import { SentryLimits } from "./upstream/sentry-limits.ts";
 
-/** Everything a Worker needs to run the tunnel: its `fetch` for the tunnel's paths, and its `queue()`. */
+/** One tunnel, as `createTunnel` builds it: what a Worker's handlers call. */
 export interface TunnelWorker {
   /**
-   * Whether a request is the tunnel's: every spelling of each route and of its CSP report path
-   * (the tunnel answers all but the exact ones 404), and what Sentry's SDK posts with
-   * `tunnel: true` for a DSN not allowed, which the tunnel refuses 403. Given a path alone, the
-   * spellings only.
+   * The tunnel's answer to a request of its own, or `undefined` for the host to answer. Its own:
+   * every spelling of each route and of its CSP report path (all but the exact ones answered 404),
+   * and what Sentry's SDK posts with `tunnel: true` for a DSN not allowed (answered 403).
    */
-  serves(request: Request | string): boolean;
-  /** The tunnel's answer to a request {@link serves} says is its own; for any other, a 404 of the tunnel's. */
-  fetch: Tunnel;
-  /** The tunnel's answer to a request it serves ({@link serves}), or `undefined` for the host to answer. */
   handle(request: Request): Promise<Response | undefined>;
-  /** The tunnel's part of the host's start line: its paths, and each binding as bound. */
+  /**
+   * The `tunnel` to give a page's Sentry SDK of any version that reports with `dsn` (by default
+   * the tunnel's own): the route, with the query `/monitoring` requires. `undefined` for a DSN not
+   * allowed, or none. A page whose SDK is 11.12 or later can say `tunnel: true` instead.
+   */
+  pageUrl(dsn?: string): string | undefined;
+  /**
+   * Where the pages' CSP reports go (`report-uri`): the route's report path; `undefined` without
+   * `cspReports` or without a `dsn` to send them to.
+   */
+  readonly cspReportPath: string | undefined;
+  /** What the tunnel serves and what it is bound to, for the Worker's start line. */
   describe(): TunnelDescription;
   /** Whether a queue is the spool's or its dead-letter queue, whose batches {@link queue} takes. */
   handlesQueue(name: string): boolean;
@@ -44,143 +46,133 @@ export interface TunnelWorker {
    */
   queue(batch: MessageBatch<unknown>): Promise<void>;
   /**
-   * Whether a client (its `CF-Connecting-IP`) may send one more request now: the tunnel's own
-   * per-client limit, which the Worker's other reports can share (decision 017).
-   */
-  clientAllowed: ClientLimiter;
-  /** The isolate's client reports, for what else the Worker drops on a client's account. */
-  reports: ClientReports;
-  /** What this isolate stored and delivered; `undefined` when no spool is bound. */
-  spoolStats: SpoolStats | undefined;
-  /**
-   * Whether an envelope Sentry took is logged too: `TUNNEL_LOG_FORWARDED=on`, or no
-   * `TUNNEL_ANALYTICS` bound to count it. For the host's start line.
-   */
-  logsForwarded: boolean;
-  /**
    * For the Worker's `scheduled()`: reads the spool's depth and the age of its oldest envelope,
    * writes them as a `tunnel_spool_heartbeat` line and data point, and returns that line, whose
    * `status` a host turns into a check-in (`ok`, `error` when `stale`, none when `unread`).
-   * `undefined` when no spool is bound.
+   * `undefined` when there is no spool.
    */
   spoolHeartbeat(): Promise<SpoolHeartbeatLine | undefined>;
+  /**
+   * For a Worker that also reports its own events on a client's account: the tunnel's per-client
+   * share, so that one client's requests cost one budget whatever they make the Worker send.
+   */
+  readonly clientShare: ClientShare;
 }
 
-/** Every part of one tunnel and its spool, each built once; {@link createTunnelWorker} puts them to work. */
-export interface TunnelWorkerParts extends TunnelParts {
-  clientAllowed: ClientLimiter;
+/** The tunnel's per-client share and its client reports, for what else a Worker sends on a client's account. */
+export interface ClientShare {
+  /** Whether a client (its `CF-Connecting-IP`) may send one more request now; always true when the limiter is `"off"`. */
+  allows: ClientLimiter;
+  /** Counts, in Sentry's client reports of `dsn`'s project, what the Worker dropped on a client's account. */
   reports: ClientReports;
-  stats: SpoolStats;
-  spoolBound: boolean;
-  logsForwarded: boolean;
-  consume: (batch: MessageBatch<unknown>) => Promise<void>;
-  settleDeadLetters: (batch: MessageBatch<unknown>) => Promise<void>;
-  heartbeat: () => Promise<SpoolHeartbeatLine | undefined>;
+  /** The limiter's period in seconds: how long a refused client is told to wait (`Retry-After`). */
+  periodSeconds: number;
 }
 
 /**
- * The tunnel's one composition root. Builds the tunnel and its spool once per isolate, each part
- * once, sharing between the live path and the spool what one isolate knows: the allow-list, the
- * request limiter, Sentry's rate limits, the breakers, the spool's counts and the client reports.
- * The app's Worker entry uses it, and so does any other Worker (`docs/adopting.md`). The clock,
- * the randomness, `fetch` and the queue (a binding) can be replaced, for simulations and tests.
+ * Builds the tunnel once, from its options: call it once per isolate, once per tunnel (at the
+ * module's top, where `env` of `cloudflare:workers` is read). A bad option throws a `ConfigError`
+ * naming it, so that the Worker does not start. The clock, the randomness, `fetch` and the log
+ * can be replaced, for simulations and tests.
  */
-export function createTunnelWorker(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime = {}): TunnelWorker {
-  const parts = buildTunnelParts(settings, bindings, runtime);
-  const { spoolQueue, deadLetterQueue } = settings;
-  const serves = (request: Request | string) => {
-    if (typeof request === "string") return isTunnelPathSpelling(request, parts.gate.paths);
+export function createTunnel(options: TunnelOptions, runtime: TunnelRuntime = {}): TunnelWorker {
+  const { names, settings, core, spool, csp, parts } = assembled(options, runtime);
+  const serves = (request: Request) => {
     const { pathname } = new URL(request.url);
     return isTunnelPathSpelling(pathname, parts.gate.paths) || postsToOtherSentryPath(request, pathname, parts.gate);
   };
   const tunnel = tunnelOf(parts);
   return {
-    serves,
-    fetch: tunnel,
     handle: async (request) => (serves(request) ? tunnel(request) : undefined),
-    describe: () => describeTunnel(settings, bindings, parts.logsForwarded),
-    handlesQueue: (name) => name === spoolQueue || name === deadLetterQueue,
+    pageUrl: (dsn) => tunnelUrlFor(settings, dsn),
+    cspReportPath: parts.gate.reports && reportPathOf(settings.route),
+    describe: () => describeTunnel(settings, names, spool?.described, csp !== undefined),
+    handlesQueue: (name) => name === spool?.queue || name === spool?.deadLetterQueue,
     async queue(batch) {
-      if (batch.queue === spoolQueue) return parts.consume(batch);
-      if (batch.queue === deadLetterQueue) return parts.settleDeadLetters(batch);
+      if (spool && batch.queue === spool.queue) return spool.consume(batch);
+      if (spool && batch.queue === spool.deadLetterQueue) return spool.settleDeadLetters(batch);
       throw new Error(
-        `The tunnel was handed a batch of queue "${batch.queue}", which is not its spool ("${spoolQueue}") or dead-letter queue ("${deadLetterQueue}"): ` +
+        `The tunnel was handed a batch of queue "${batch.queue}", which is not ${spool ? `its spool ("${spool.queue}") or dead-letter queue ("${spool.deadLetterQueue}")` : "its own: it has no spool"}: ` +
           "it acknowledged none of it. Dispatch on tunnel.handlesQueue(batch.queue) in the Worker's queue().",
       );
     },
-    clientAllowed: parts.clientAllowed,
-    reports: parts.reports,
-    spoolStats: parts.spoolBound ? parts.stats : undefined,
-    logsForwarded: parts.logsForwarded,
-    spoolHeartbeat: parts.heartbeat,
+    spoolHeartbeat: async () => spool?.heartbeat(),
+    clientShare: { allows: parts.gate.clientAllowed, reports: core.reports, periodSeconds: settings.rateLimitPeriodSeconds },
   };
 }
 
 /**
- * Whether an envelope Sentry took gets a log line: when `TUNNEL_LOG_FORWARDED=on`, and when no
- * Analytics Engine dataset is bound, since its data point would then count it nowhere.
+ * Every part of one tunnel, each built once: its checked settings, what it shares with its
+ * capabilities, theirs, and the live path's. `createTunnel` puts them to work; measurements of the
+ * stages take them apart (`npm run bench:ablation`).
+ * @internal
  */
-function forwardedLinesKept(settings: TunnelSettings, bindings: TunnelBindings): boolean {
-  return settings.logForwarded || bindings.TUNNEL_ANALYTICS === undefined;
+export function assembled(options: TunnelOptions, runtime: TunnelRuntime) {
+  const names = settingNames(options);
+  const settings = settingsOf(options, names);
+  const core = coreParts(settings, names, options.analytics, runtime);
+  const spool = options.spool?.[BUILD](core);
+  const csp = options.cspReports?.[BUILD](core);
+  return { names, settings, core, spool, csp, parts: tunnelParts(core, runtime, spool, csp) };
 }
 
 /** Missing optional bindings become parts that do nothing: no stage asks whether one is there. */
 const NO_ANALYTICS: Pick<AnalyticsEngineDataset, "writeDataPoint"> = { writeDataPoint: () => {} };
-/** The parts of {@link createTunnelWorker}, for it and for measurements of the stages (`npm run bench:ablation`). */
-export function buildTunnelParts(settings: TunnelSettings, bindings: TunnelBindings, runtime: TunnelRuntime): TunnelWorkerParts {
+
+/**
+ * What one tunnel's live path and its capabilities share, each built once: the allow-list,
+ * Sentry's rate limits, the breakers and the client reports.
+ */
+function coreParts(settings: TunnelSettings, names: CoreParts["names"], analytics: CoreParts["analytics"] | undefined, runtime: TunnelRuntime): CoreParts {
   const { now = Date.now, random = Math.random, fetch, log: writeLine = logToConsole } = runtime;
-  const logsForwarded = forwardedLinesKept(settings, bindings);
   const write = (line: UnversionedLine) => writeLine({ ...line, v: RECORD_VERSION });
-  const log = logsForwarded
-    ? write
-    : (line: UnversionedLine) => {
-        if (!isRoutine(line)) write(line);
-      };
   const allowList = compileAllowList(settings.allowedDsns, settings.upstreamOrigin);
-  const { limiter, clientBudget, totalBudget } = limitBindings(settings, bindings);
-  const clientAllowed = limiter ? createClientLimiter(limiter, settings.rateLimitPeriodSeconds, now, write) : EVERY_CLIENT;
-  const analytics = bindings.TUNNEL_ANALYTICS ?? NO_ANALYTICS;
-  const limits = new SentryLimits(now);
-  const stats = new SpoolStats();
-  const reports = createClientReports({ allowList, timeoutMs: settings.timeoutMs }, { background: runtime.background, now, fetch });
-  const queue = bindings.TUNNEL_SPOOL;
-  const bucket = bindings.TUNNEL_SPOOL_BUCKET;
+  return {
+    settings,
+    names,
+    allowList,
+    limits: new SentryLimits(now),
+    breakers: breakersFor(allowList, now),
+    reports: createClientReports({ allowList, timeoutMs: settings.timeoutMs }, { background: runtime.background, now, fetch }),
+    log: settings.logForwarded
+      ? write
+      : (line) => {
+          if (!isRoutine(line)) write(line);
+        },
+    analytics: analytics ?? NO_ANALYTICS,
+    now,
+    random,
+    fetch,
+  };
+}
+
+/** With the limiter `"off"`, said on purpose: every client through, nothing asked. */
+const EVERY_CLIENT: ClientLimiter = async () => true;
+
+/** The parts of the live path. */
+function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts, csp?: CspParts): TunnelParts {
+  const { settings, now, log } = core;
+  const clientAllowed = settings.limiter ? createClientLimiter(settings.limiter, settings.rateLimitPeriodSeconds, now, log) : EVERY_CLIENT;
   const delivery: Delivery = {
     maxEnvelopeBytes: settings.maxEnvelopeBytes,
-    limits,
-    breakers: breakersFor(allowList, now),
-    spool: queue ? createSpool({ queue, bucket }) : NO_SPOOL,
-    spoolBudget: createSpoolBudget(clientBudget, totalBudget, now),
-    spoolStats: stats,
-    reports,
-    fetch,
-    deferral: (failingForMs) => deferralSeconds(failingForMs, settings, random),
+    limits: core.limits,
+    breakers: core.breakers,
+    spool: NO_SPOOL,
+    spoolBudget: async () => true,
+    deferral: () => 0,
+    ...spool?.delivery,
+    reports: core.reports,
+    fetch: core.fetch,
   };
-  const record = createSpoolRecorder({ log, analytics, stats });
   return {
-    gate: createGate(settings, clientAllowed, allowList),
-    allowList,
+    gate: createGate(settings, clientAllowed, core.allowList, csp !== undefined),
+    allowList: core.allowList,
     delivery,
-    recorder: { log, refusals: new RepeatedLines<TunnelLogLine>(settings.rateLimitPeriodSeconds, log, now), analytics, now },
+    recorder: { log, refusals: new RepeatedLines<TunnelLogLine>(settings.rateLimitPeriodSeconds, log, now), analytics: core.analytics, now },
+    forwardReport: csp?.forward,
     maxEnvelopeBytes: settings.maxEnvelopeBytes,
     timeoutMs: settings.timeoutMs,
     reportError: runtime.reportError ?? (() => {}),
     now,
-    clientAllowed,
-    reports,
-    stats,
-    spoolBound: queue !== undefined,
-    logsForwarded,
-    // Without a queue there is nothing this Worker could have stored: the queue may try again.
-    consume: queue
-      ? createSpoolConsumer(settings, { queue, bucket, allowList, limits, breakers: consumerBreakersFor(delivery.breakers, now, settings.spoolRetrySeconds), reports, record, now, random, fetch })
-      : async (batch) => batch.retryAll(),
-    settleDeadLetters: createDeadLetterConsumer({ bucket, reports, record, now }),
-    heartbeat: async () => {
-      if (!queue) return undefined;
-      const line = await spoolHeartbeat(queue, settings.spoolMaxAgeSeconds, now);
-      record(line);
-      return line;
-    },
   };
 }

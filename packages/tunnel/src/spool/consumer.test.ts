@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 
-import { StubSentry } from "../testing.ts";
+import { StubSentry } from "../harness.ts";
 import { compileAllowList } from "../upstream/allow-list.ts";
 import type { ClientReports } from "../upstream/client-reports.ts";
 import { parseDsn } from "../upstream/dsn.ts";
@@ -9,7 +9,6 @@ import { SentryLimits } from "../upstream/sentry-limits.ts";
 import { createSpoolConsumer } from "./consumer.ts";
 import { createDeadLetterConsumer } from "./dead-letters.ts";
 import { createSpoolRecorder, type SpoolLine } from "./record.ts";
-import { SpoolStats } from "./stats.ts";
 import type { SpooledEnvelope } from "./store.ts";
 
 const DSN = "https://k@o1.ingest.us.sentry.io/2";
@@ -49,7 +48,7 @@ function runtime(answer: () => Response | Promise<Response>) {
       limits: new SentryLimits(() => NOW),
       breakers: new Map([[upstream, new UpstreamBreaker(() => NOW, { failuresToOpen: 1, coolDownMs: 10_000 })]]),
       reports,
-      record: createSpoolRecorder({ log: (line) => void lines.push(line), analytics: { writeDataPoint: (point) => void dataPoints.push(point!) }, stats: new SpoolStats() }),
+      record: createSpoolRecorder({ log: (line) => void lines.push(line), analytics: { writeDataPoint: (point) => void dataPoints.push(point!) } }),
       now: () => NOW,
       random: () => 0.5,
       fetch: sentry.fetch,

@@ -24,7 +24,7 @@ export interface SpoolConsumerSettings {
   ownProject: { dsn: Dsn } | undefined;
 }
 
-/** The parts the consumer shares with the live tunnel, built once by `createTunnelWorker`. */
+/** The parts the consumer shares with the live tunnel, built once by `createTunnel`. */
 export interface SpoolConsumerParts {
   /** The spool's queue: an envelope held past `spoolMaxRetries` deliveries goes back in as a new message. */
   queue: SpoolQueue;

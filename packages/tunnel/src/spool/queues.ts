@@ -1,4 +1,5 @@
-import { ConfigError, type VariableReader } from "../shared/variables.ts";
+import { checks, type SettingNames } from "../shared/checks.ts";
+import { ConfigError } from "../shared/variables.ts";
 
 /** Cloudflare's rule for a queue's name: lowercase letters, digits and dashes, at most 63. */
 const QUEUE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -7,7 +8,7 @@ const MAX_RETRIES_LIMIT = 100;
 
 /** The spool's queues as `wrangler.toml` names and configures them. */
 export interface SpoolQueues {
-  spoolQueue: string;
+  queue: string;
   deadLetterQueue: string;
   /**
    * The spool consumer's `max_retries` in `wrangler.toml`. A message is held with `retry()`, which
@@ -15,22 +16,48 @@ export interface SpoolQueues {
    * queue never dead-letters an envelope only for having waited long. A value below the file's costs
    * a write now and then; one above it would let the queue give envelopes up.
    */
-  spoolMaxRetries: number;
+  maxRetries: number;
 }
 
-type QueueVariable = "TUNNEL_SPOOL_QUEUE_NAME" | "TUNNEL_DEAD_LETTER_QUEUE_NAME" | "TUNNEL_SPOOL_MAX_RETRIES";
+interface QueueOptions {
+  queueName?: string | undefined;
+  deadLetterQueueName?: string | undefined;
+  maxRetries?: number | undefined;
+}
 
-/** Reads them; one queue cannot be both, or its batches would be read as the other's. */
-export function readSpoolQueues(read: VariableReader<QueueVariable>): SpoolQueues {
-  const named = (variable: QueueVariable, fallback: string) => {
-    const value = read.text(variable) || fallback;
-    if (!QUEUE_NAME.test(value)) throw new ConfigError(variable, `must be a queue's name as wrangler.toml gives it (lowercase letters, digits and -), got "${value}"`);
+/** Checks them; one queue cannot be both, or its batches would be read as the other's. */
+export function checkedQueues(options: QueueOptions, names: SettingNames): SpoolQueues {
+  const check = checks(names);
+  const named = (option: "queueName" | "deadLetterQueueName", fallback: string) => {
+    const value = options[option] === undefined ? fallback : check.text(option, options[option]);
+    if (!QUEUE_NAME.test(value)) throw new ConfigError(names(option), `must be a queue's name as wrangler.toml gives it (lowercase letters, digits and -), got "${value}"`);
     return value;
   };
-  const spoolQueue = named("TUNNEL_SPOOL_QUEUE_NAME", "tunnel-spool");
-  const deadLetterQueue = named("TUNNEL_DEAD_LETTER_QUEUE_NAME", "tunnel-spool-dead");
-  if (spoolQueue === deadLetterQueue) throw new ConfigError("TUNNEL_DEAD_LETTER_QUEUE_NAME", `names the spool's own queue, "${spoolQueue}": the dead-letter queue must be another`);
-  const spoolMaxRetries = read.positiveInteger("TUNNEL_SPOOL_MAX_RETRIES", 5);
-  if (spoolMaxRetries > MAX_RETRIES_LIMIT) throw new ConfigError("TUNNEL_SPOOL_MAX_RETRIES", `must be at most ${MAX_RETRIES_LIMIT}, the queue's own limit, got "${spoolMaxRetries}"`);
-  return { spoolQueue, deadLetterQueue, spoolMaxRetries };
+  const queue = named("queueName", "tunnel-spool");
+  const deadLetterQueue = named("deadLetterQueueName", "tunnel-spool-dead");
+  if (queue === deadLetterQueue) throw new ConfigError(names("deadLetterQueueName"), `names the spool's own queue, "${queue}": the dead-letter queue must be another`);
+  const maxRetries = check.positiveInteger("maxRetries", options.maxRetries, 5);
+  if (maxRetries > MAX_RETRIES_LIMIT) throw new ConfigError(names("maxRetries"), `must be at most ${MAX_RETRIES_LIMIT}, the queue's own limit, got "${maxRetries}"`);
+  return { queue, deadLetterQueue, maxRetries };
+}
+
+/**
+ * The queues this isolate's tunnels consume, each by the routes of the tunnel that claimed it:
+ * `queue()` hands a batch to the tunnel whose queue name it bears, so two tunnels under one name
+ * would take each other's envelopes, or leave them to the host.
+ */
+const claimedQueues = new Map<string, string>();
+
+/** Throws when another tunnel of this isolate (other routes) consumes a queue of the same name. */
+export function claimQueues(queues: SpoolQueues, claimant: string, names: SettingNames): void {
+  for (const [name, option] of [
+    [queues.queue, "queueName"],
+    [queues.deadLetterQueue, "deadLetterQueueName"],
+  ] as const) {
+    const other = claimedQueues.get(name);
+    if (other !== undefined && other !== claimant) {
+      throw new ConfigError(names(option), `is "${name}", which another tunnel in this Worker (${other}) consumes: give each tunnel's spool a queue of its own, and its name here`);
+    }
+  }
+  claimedQueues.set(queues.queue, claimant).set(queues.deadLetterQueue, claimant);
 }

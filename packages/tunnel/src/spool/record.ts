@@ -1,6 +1,5 @@
 import { RECORD_VERSION_BLOB } from "../shared/record-version.ts";
 import type { SpoolHeartbeatLine } from "./heartbeat.ts";
-import type { SpoolStats } from "./stats.ts";
 
 /** What happened to one stored envelope, in the spool's log line. */
 type SpoolOutcome = "delivered" | "retried" | "deferred" | "dropped" | "expired" | "not_allowed" | "missing" | "poison" | "dead_lettered";
@@ -48,7 +47,6 @@ export type SpoolRecorder = (line: SpoolLine) => void;
 interface SpoolRecords {
   log: (line: SpoolLine) => void;
   analytics: Pick<AnalyticsEngineDataset, "writeDataPoint">;
-  stats: SpoolStats;
 }
 
 /**
@@ -56,7 +54,7 @@ interface SpoolRecords {
  * log line, this isolate's counts, and an Analytics Engine data point (blobs: `spool`, the outcome;
  * doubles: 0 bytes, the age in ms, Sentry's status).
  */
-export function createSpoolRecorder({ log, analytics, stats }: SpoolRecords): SpoolRecorder {
+export function createSpoolRecorder({ log, analytics }: SpoolRecords): SpoolRecorder {
   const write = (point: AnalyticsEngineDataPoint) => {
     try {
       analytics.writeDataPoint(point);
@@ -84,8 +82,6 @@ export function createSpoolRecorder({ log, analytics, stats }: SpoolRecords): Sp
       });
       return;
     }
-    if (line.outcome === "delivered") stats.delivered += 1;
-    else if (!WAITING_OUTCOMES.has(line.outcome) && line.outcome !== "poison") stats.dropped += 1;
     write({ blobs: ["spool", line.outcome, "", RECORD_VERSION_BLOB], doubles: [0, line.age_s * 1000, line.upstream_status ?? 0], indexes: [""] });
   };
 }

@@ -16,6 +16,9 @@ import { forwardWhole } from "./forward.ts";
  * - `internal_sdk_error`: the spool could not handle the message (dead-lettered, unreadable);
  * - `before_send`: a host's own report its rules drop (the app's, of a request another site's page made).
  */
+/** The data category Sentry files a CSP report under, in the client reports of what the edge dropped. */
+export const SECURITY_CATEGORY = "security";
+
 export type DiscardReason = "ratelimit_backoff" | "network_error" | "queue_overflow" | "send_error" | "internal_sdk_error" | "before_send";
 
 interface Discarded {

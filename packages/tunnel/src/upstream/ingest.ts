@@ -1,5 +1,5 @@
 import type { TunnelQuery } from "../request/query.ts";
-import type { Dsn } from "./dsn.ts";
+import { parseDsn, type Dsn } from "./dsn.ts";
 
 /** Sentry SaaS ingest hosts: `o<org>.ingest[.<region>].sentry.io`. */
 const SAAS_INGEST_HOST = /^o(\d+)\.ingest(?:\.([a-z]{2}))?\.sentry\.io$/;
@@ -57,4 +57,14 @@ export function securityEndpointFor({ dsn, environment, release }: OwnProject, u
   const query = new URLSearchParams({ sentry_key: dsn.publicKey, sentry_environment: environment });
   if (release !== undefined) query.set("sentry_release", release);
   return `${origin}/${dsn.path}api/${dsn.projectId}/security/?${query}`;
+}
+
+/**
+ * What a host that reports with `dsn` itself needs of it: its public key, its project, and its
+ * envelope endpoint (at `upstreamOrigin` in development and tests); `undefined` for text that is
+ * no DSN.
+ */
+export function dsnFacts(dsn: string, upstreamOrigin?: string): { publicKey: string; project: ProjectIdentity; envelopeUrl: string } | undefined {
+  const parsed = parseDsn(dsn);
+  return parsed && { publicKey: parsed.publicKey, project: projectOf(parsed), envelopeUrl: upstreamUrlFor(parsed, upstreamOrigin) };
 }

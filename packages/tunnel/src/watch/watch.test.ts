@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { tunnelUnderTest } from "../testing.ts";
+import { tunnelUnderTest } from "../harness.ts";
 
 import { watchMessages } from "./messages.ts";
 import { memoryListStore } from "./store.ts";

@@ -1,0 +1,184 @@
+/**
+ * `@edge-monitoring/tunnel/spool`: where envelopes Sentry cannot take now are kept, in a Queue
+ * (and R2 for large bodies), and delivered from by the Worker's own `queue()`. Given to a tunnel
+ * as `createTunnel({ …, spool: spool({ … }) })`; a Worker that does not import it does not carry it.
+ */
+import { BUILD, type CoreParts, type SpoolParts, type TunnelCapability } from "./capability.ts";
+import { consumerBreakersFor } from "./deliver.ts";
+import { checks, READ_FROM, settingNames, type Limiter } from "./shared/checks.ts";
+import { ConfigError, variableReader, type VariableValue } from "./shared/variables.ts";
+import { createSpoolBudget } from "./spool/budget.ts";
+import { createSpoolConsumer } from "./spool/consumer.ts";
+import { createDeadLetterConsumer } from "./spool/dead-letters.ts";
+import { deferralSeconds } from "./spool/decision.ts";
+import { spoolHeartbeat } from "./spool/heartbeat.ts";
+import { checkedQueues, claimQueues } from "./spool/queues.ts";
+import { createSpoolRecorder } from "./spool/record.ts";
+import { createSpool, type SpoolQueue } from "./spool/store.ts";
+
+export type { SpoolHeartbeatLine } from "./spool/heartbeat.ts";
+export type { SpooledEnvelope, SpoolQueue } from "./spool/store.ts";
+
+/** The spool's bindings and settings. */
+export interface SpoolOptions {
+  /** The Queue the envelopes are stored in; this Worker consumes it (`queue()`). */
+  queue: SpoolQueue;
+  /**
+   * Bodies too large for a queue message (128 KB, less the stored headers).
+   * @default none: those are answered with the failure
+   */
+  bucket?: R2Bucket | undefined;
+  /** What one client may store a minute, in units of 256 KiB (Workers Rate Limiting); required unless the tunnel's `limiter` is `"off"`. */
+  clientBudget?: Limiter | undefined;
+  /** What everyone at this location may store a minute, in units of 256 KiB; required unless the tunnel's `limiter` is `"off"`. */
+  totalBudget?: Limiter | undefined;
+  /**
+   * The queue's name, as `wrangler.toml` gives it: `queue()` takes its batches. Two tunnels in one
+   * Worker each name their own.
+   * @default "tunnel-spool"
+   */
+  queueName?: string | undefined;
+  /**
+   * The dead-letter queue's name, as `wrangler.toml` gives it.
+   * @default "tunnel-spool-dead"
+   */
+  deadLetterQueueName?: string | undefined;
+  /**
+   * The consumer's `max_retries` in `wrangler.toml`, which must not be smaller.
+   * @default 5
+   */
+  maxRetries?: number | undefined;
+  /**
+   * The first retry's delay in seconds; each further one twice as long, with jitter, up to an hour.
+   * @default 10
+   */
+  retrySeconds?: number | undefined;
+  /**
+   * How long, in seconds, the oldest stored envelope may wait before `spoolHeartbeat()` says `stale`.
+   * @default 3600 (an hour)
+   */
+  maxAgeSeconds?: number | undefined;
+}
+
+/** The spool, for a tunnel's `spool` option. A bad option throws a `ConfigError` naming it when `createTunnel` runs. */
+export function spool(options: SpoolOptions): TunnelCapability<"spool"> {
+  return { kind: "spool", [BUILD]: (core) => spoolParts(options, core) };
+}
+
+/**
+ * The bindings and variables of the spool, under the names the README's `wrangler.toml` gives them,
+ * for `spoolFromEnv`.
+ */
+export interface SpoolEnv {
+  TUNNEL_SPOOL?: SpoolQueue;
+  TUNNEL_SPOOL_BUCKET?: R2Bucket;
+  TUNNEL_SPOOL_CLIENT_BUDGET?: Limiter;
+  TUNNEL_SPOOL_TOTAL_BUDGET?: Limiter;
+  TUNNEL_SPOOL_QUEUE_NAME?: VariableValue;
+  TUNNEL_DEAD_LETTER_QUEUE_NAME?: VariableValue;
+  TUNNEL_SPOOL_MAX_RETRIES?: VariableValue;
+  TUNNEL_SPOOL_RETRY_SECONDS?: VariableValue;
+  TUNNEL_SPOOL_MAX_AGE_SECONDS?: VariableValue;
+}
+
+const VARIABLE_OF = {
+  queue: "TUNNEL_SPOOL",
+  bucket: "TUNNEL_SPOOL_BUCKET",
+  clientBudget: "TUNNEL_SPOOL_CLIENT_BUDGET",
+  totalBudget: "TUNNEL_SPOOL_TOTAL_BUDGET",
+  queueName: "TUNNEL_SPOOL_QUEUE_NAME",
+  deadLetterQueueName: "TUNNEL_DEAD_LETTER_QUEUE_NAME",
+  maxRetries: "TUNNEL_SPOOL_MAX_RETRIES",
+  retrySeconds: "TUNNEL_SPOOL_RETRY_SECONDS",
+  maxAgeSeconds: "TUNNEL_SPOOL_MAX_AGE_SECONDS",
+} as const;
+
+/**
+ * The spool from a Worker's bindings and variables of fixed names, or `undefined` when `TUNNEL_SPOOL`
+ * is not bound; refusals name the binding or variable.
+ */
+export function spoolFromEnv(env: SpoolEnv): TunnelCapability<"spool"> | undefined {
+  if (!env.TUNNEL_SPOOL) return undefined;
+  const read = variableReader<keyof SpoolEnv>(env);
+  const number = (name: keyof SpoolEnv) => (read.text(name) === "" ? undefined : read.positiveInteger(name, 0));
+  const options: SpoolOptions = {
+    queue: env.TUNNEL_SPOOL,
+    bucket: env.TUNNEL_SPOOL_BUCKET,
+    clientBudget: env.TUNNEL_SPOOL_CLIENT_BUDGET,
+    totalBudget: env.TUNNEL_SPOOL_TOTAL_BUDGET,
+    queueName: read.text("TUNNEL_SPOOL_QUEUE_NAME") || undefined,
+    deadLetterQueueName: read.text("TUNNEL_DEAD_LETTER_QUEUE_NAME") || undefined,
+    maxRetries: number("TUNNEL_SPOOL_MAX_RETRIES"),
+    retrySeconds: number("TUNNEL_SPOOL_RETRY_SECONDS"),
+    maxAgeSeconds: number("TUNNEL_SPOOL_MAX_AGE_SECONDS"),
+  };
+  return spool(Object.assign(options, { [READ_FROM]: VARIABLE_OF }));
+}
+
+const DEFAULT_RETRY_SECONDS = 10;
+/** An hour: Sentry failing that long, or a consumer stuck, is worth an alert. */
+const DEFAULT_MAX_AGE_SECONDS = 3600;
+
+/** The spool's parts, sharing the tunnel's allow-list, limits, breakers and client reports. */
+function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
+  const names = settingNames(options, "spool.");
+  const check = checks(names);
+  const { settings, allowList, limits, reports, now, random, fetch } = core;
+  const { queue, bucket } = options;
+  if (typeof queue?.send !== "function") throw new ConfigError(names("queue"), "is not a Queue binding (it has no send() method): pass a [[queues.producers]] binding");
+  const budgets = checkedBudgets(options, core, check);
+  const queues = checkedQueues(options, names);
+  // A Worker's bindings of fixed names give one spool; options in code can give two the same name.
+  if (!(READ_FROM in options)) claimQueues(queues, settings.routes.join(" "), names);
+  const retrySeconds = check.positiveInteger("retrySeconds", options.retrySeconds, DEFAULT_RETRY_SECONDS);
+  const maxAgeSeconds = check.positiveInteger("maxAgeSeconds", options.maxAgeSeconds, DEFAULT_MAX_AGE_SECONDS);
+  const policy = { spoolRetrySeconds: retrySeconds };
+  const record = createSpoolRecorder({ log: core.log, analytics: core.analytics });
+  const consumerSettings = { ...settings, spoolRetrySeconds: retrySeconds, spoolMaxRetries: queues.maxRetries };
+  const breakers = consumerBreakersFor(core.breakers, now, retrySeconds);
+  return {
+    delivery: {
+      spool: createSpool({ queue, bucket }),
+      spoolBudget: createSpoolBudget(budgets.client, budgets.total, now),
+      deferral: (failingForMs) => deferralSeconds(failingForMs, policy, random),
+    },
+    queue: queues.queue,
+    deadLetterQueue: queues.deadLetterQueue,
+    consume: createSpoolConsumer(consumerSettings, { queue, bucket, allowList, limits, breakers, reports, record, now, random, fetch }),
+    settleDeadLetters: createDeadLetterConsumer({ bucket, reports, record, now }),
+    heartbeat: async () => {
+      const line = await spoolHeartbeat(queue, maxAgeSeconds, now);
+      record(line);
+      return line;
+    },
+    described: {
+      spool:
+        `on: ${names("queue")}, queue ${queues.queue} and dead letters ${queues.deadLetterQueue}` +
+        (budgets.client ? `, bytes held to ${names("clientBudget")} and ${names("totalBudget")}` : "") +
+        "; its depth is in each tunnel_spool_batch and tunnel_spool_heartbeat line",
+      large_bodies: bucket ? `R2: ${names("bucket")}` : `off: ${names("bucket")} is not given, so only bodies that fit in a message are stored`,
+    },
+  };
+}
+
+/**
+ * The byte budgets: both while the tunnel holds clients to a share, none when its limiter is off,
+ * so that a budget left out of an `[env.*]` section stops the Worker instead of letting one client
+ * fill the spool.
+ */
+function checkedBudgets(options: SpoolOptions, core: CoreParts, check: ReturnType<typeof checks>): { client: Limiter | undefined; total: Limiter | undefined } {
+  const given = (["clientBudget", "totalBudget"] as const).filter((option) => options[option] !== undefined);
+  if (!core.settings.limiter) {
+    if (given.length > 0) throw new ConfigError(core.names("limiter"), `is off, but ${given.map((option) => check.name(option)).join(" and ")} ${given.length > 1 ? "are" : "is"} given: remove the setting or the budget`);
+    return { client: undefined, total: undefined };
+  }
+  // Read from the Worker's bindings, what is missing is said as wrangler.toml would fix it.
+  const required = (what: string) =>
+    READ_FROM in options
+      ? `is not bound, so ${what} would have no limit: declare it in wrangler.toml (each [env.*] section needs its own [[ratelimits]]), or set TUNNEL_RATE_LIMITING=off to run without limits on purpose`
+      : `is required while the tunnel's limiter is on, or ${what} would have no limit: pass a Workers Rate Limiting binding`;
+  return {
+    client: check.limiter("clientBudget", options.clientBudget, required("the bytes one client stores in the spool")),
+    total: check.limiter("totalBudget", options.totalBudget, required("the bytes every client stores in the spool")),
+  };
+}
