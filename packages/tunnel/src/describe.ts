@@ -24,13 +24,13 @@ export interface TunnelDescription {
 
 /**
  * How a setting was given the value said, in the words the operator used: `TUNNEL_LOG_FORWARDED=on`
- * for a Worker variable, `logForwarded: true` for an option. An off limiter is the variable
- * `TUNNEL_RATE_LIMITING`, not the binding's name.
+ * for a Worker variable, `logForwarded: true` for an option. Limits are turned off by a variable of
+ * their own (`limiterOff` names it), in code by `limiter: "off"`.
  */
-function setTo(names: SettingNames, option: "limiter" | "logForwarded", value: "on" | "off"): string {
+function setTo(names: SettingNames, option: "limiterOff" | "logForwarded", value: "on" | "off"): string {
   const name = names(option);
-  if (name === option) return option === "limiter" ? 'limiter: "off"' : `logForwarded: ${value === "on"}`;
-  return `${option === "limiter" ? "TUNNEL_RATE_LIMITING" : name}=${value}`;
+  if (name !== option) return `${name}=${value}`;
+  return option === "limiterOff" ? 'limiter: "off"' : `logForwarded: ${value === "on"}`;
 }
 
 /** The tunnel's part of the start line, for `settings` and what it was given; each setting named as it was given. */
@@ -45,7 +45,7 @@ export function describeTunnel(settings: TunnelSettings, names: SettingNames, sp
       : "Sentry: each envelope to its DSN's own ingest",
     rate_limiter: settings.limiter
       ? `on: ${names("limiter")} holds each client to its share, Retry-After ${settings.rateLimitPeriodSeconds} s; a call that fails refuses its request`
-      : `off: ${setTo(names, "limiter", "off")}, so no client is held to a share`,
+      : `off: ${setTo(names, "limiterOff", "off")}, so no client is held to a share`,
     spool: spool?.spool ?? "off: no spool, so envelopes Sentry cannot take now are lost",
     large_bodies: spool?.large_bodies ?? "off: no spool",
     forwarded_lines: !settings.logForwarded

@@ -41,6 +41,7 @@ const VARIABLE_OF = {
   logForwarded: "TUNNEL_LOG_FORWARDED",
   upstreamOrigin: "TUNNEL_UPSTREAM_ORIGIN",
   limiter: "TUNNEL_RATE_LIMITER",
+  limiterOff: "TUNNEL_RATE_LIMITING",
   analytics: "TUNNEL_ANALYTICS",
 } as const;
 
@@ -58,8 +59,6 @@ export function optionsFromEnv(env: TunnelEnv): TunnelOptions {
     throw new ConfigError("TUNNEL_TIMEOUT_MS", "replaces TUNNEL_UPSTREAM_TIMEOUT_MS, which is still set: rename it");
   }
   const read = variableReader<keyof TunnelEnv>(env);
-  const number = (name: keyof TunnelEnv) => (read.text(name) === "" ? undefined : read.positiveInteger(name, 0));
-  const flag = (name: keyof TunnelEnv) => (read.text(name) === "" ? undefined : read.onOrOff(name, false));
   const options: TunnelOptions = {
     dsn: read.text("SENTRY_DSN"),
     environment: read.text("SENTRY_ENVIRONMENT"),
@@ -67,11 +66,11 @@ export function optionsFromEnv(env: TunnelEnv): TunnelOptions {
     allowedOrigins: read.origins("TUNNEL_ALLOWED_ORIGINS"),
     route: read.text("TUNNEL_ROUTE") || undefined,
     retiredRoutes: read.list("TUNNEL_RETIRED_ROUTES"),
-    sentryPaths: flag("TUNNEL_SENTRY_PATHS"),
-    maxEnvelopeBytes: number("TUNNEL_MAX_ENVELOPE_BYTES"),
-    timeoutMs: number("TUNNEL_TIMEOUT_MS"),
-    limiterPeriodSeconds: number("TUNNEL_RATE_LIMIT_PERIOD_SECONDS"),
-    logForwarded: flag("TUNNEL_LOG_FORWARDED"),
+    sentryPaths: read.onOrOff("TUNNEL_SENTRY_PATHS", undefined),
+    maxEnvelopeBytes: read.positiveInteger("TUNNEL_MAX_ENVELOPE_BYTES", undefined),
+    timeoutMs: read.positiveInteger("TUNNEL_TIMEOUT_MS", undefined),
+    limiterPeriodSeconds: read.positiveInteger("TUNNEL_RATE_LIMIT_PERIOD_SECONDS", undefined),
+    logForwarded: read.onOrOff("TUNNEL_LOG_FORWARDED", undefined),
     upstreamOrigin: read.optionalOrigin("TUNNEL_UPSTREAM_ORIGIN"),
     limiter: limiterOf(env, read.onOrOff("TUNNEL_RATE_LIMITING", true)),
     analytics: env.TUNNEL_ANALYTICS,
@@ -89,12 +88,14 @@ function limiterOf(env: TunnelEnv, on: boolean): Limiter | "off" {
     if (env.TUNNEL_RATE_LIMITER) throw new ConfigError("TUNNEL_RATE_LIMITING", "is off, but TUNNEL_RATE_LIMITER is bound: remove the setting or the binding");
     return "off";
   }
-  if (!env.TUNNEL_RATE_LIMITER) {
-    throw new ConfigError(
-      "TUNNEL_RATE_LIMITER",
-      "is not bound, so the requests one client sends to Sentry would have no limit: declare it in wrangler.toml (each [env.*] section needs its own [[ratelimits]]), " +
-        "or set TUNNEL_RATE_LIMITING=off to run without limits on purpose",
-    );
-  }
+  if (!env.TUNNEL_RATE_LIMITER) throw new ConfigError("TUNNEL_RATE_LIMITER", unboundLimit("the requests one client sends to Sentry"));
   return env.TUNNEL_RATE_LIMITER;
+}
+
+/** Said of a limit's binding left out while limits are on, as `wrangler.toml` would fix it. */
+export function unboundLimit(what: string): string {
+  return (
+    `is not bound, so ${what} would have no limit: declare it in wrangler.toml (each [env.*] section needs its own [[ratelimits]]), ` +
+    "or set TUNNEL_RATE_LIMITING=off to run without limits on purpose"
+  );
 }

@@ -5,7 +5,8 @@
  */
 import { BUILD, type CoreParts, type SpoolParts, type TunnelCapability } from "./capability.ts";
 import { consumerBreakersFor } from "./deliver.ts";
-import { checks, READ_FROM, settingNames, type Limiter } from "./shared/checks.ts";
+import { unboundLimit } from "./from-env.ts";
+import { checks, READ_FROM, settingNames, type Limiter, type SettingNames } from "./shared/checks.ts";
 import { ConfigError, variableReader, type VariableValue } from "./shared/variables.ts";
 import { createSpoolBudget } from "./spool/budget.ts";
 import { createSpoolConsumer } from "./spool/consumer.ts";
@@ -100,7 +101,6 @@ const VARIABLE_OF = {
 export function spoolFromEnv(env: SpoolEnv): TunnelCapability<"spool"> | undefined {
   if (!env.TUNNEL_SPOOL) return undefined;
   const read = variableReader<keyof SpoolEnv>(env);
-  const number = (name: keyof SpoolEnv) => (read.text(name) === "" ? undefined : read.positiveInteger(name, 0));
   const options: SpoolOptions = {
     queue: env.TUNNEL_SPOOL,
     bucket: env.TUNNEL_SPOOL_BUCKET,
@@ -108,9 +108,9 @@ export function spoolFromEnv(env: SpoolEnv): TunnelCapability<"spool"> | undefin
     totalBudget: env.TUNNEL_SPOOL_TOTAL_BUDGET,
     queueName: read.text("TUNNEL_SPOOL_QUEUE_NAME") || undefined,
     deadLetterQueueName: read.text("TUNNEL_DEAD_LETTER_QUEUE_NAME") || undefined,
-    maxRetries: number("TUNNEL_SPOOL_MAX_RETRIES"),
-    retrySeconds: number("TUNNEL_SPOOL_RETRY_SECONDS"),
-    maxAgeSeconds: number("TUNNEL_SPOOL_MAX_AGE_SECONDS"),
+    maxRetries: read.positiveInteger("TUNNEL_SPOOL_MAX_RETRIES", undefined),
+    retrySeconds: read.positiveInteger("TUNNEL_SPOOL_RETRY_SECONDS", undefined),
+    maxAgeSeconds: read.positiveInteger("TUNNEL_SPOOL_MAX_AGE_SECONDS", undefined),
   };
   return spool(Object.assign(options, { [READ_FROM]: VARIABLE_OF }));
 }
@@ -126,7 +126,7 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
   const { settings, allowList, limits, reports, now, random, fetch } = core;
   const { queue, bucket } = options;
   if (typeof queue?.send !== "function") throw new ConfigError(names("queue"), "is not a Queue binding (it has no send() method): pass a [[queues.producers]] binding");
-  const budgets = checkedBudgets(options, core, check);
+  const budgets = checkedBudgets(options, core, names);
   const queues = checkedQueues(options, names);
   // A Worker's bindings of fixed names give one spool; options in code can give two the same name.
   if (!(READ_FROM in options)) claimQueues(queues, settings.routes.join(" "), names);
@@ -166,17 +166,16 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
  * so that a budget left out of an `[env.*]` section stops the Worker instead of letting one client
  * fill the spool.
  */
-function checkedBudgets(options: SpoolOptions, core: CoreParts, check: ReturnType<typeof checks>): { client: Limiter | undefined; total: Limiter | undefined } {
+function checkedBudgets(options: SpoolOptions, core: CoreParts, names: SettingNames): { client: Limiter | undefined; total: Limiter | undefined } {
+  const check = checks(names);
   const given = (["clientBudget", "totalBudget"] as const).filter((option) => options[option] !== undefined);
   if (!core.settings.limiter) {
-    if (given.length > 0) throw new ConfigError(core.names("limiter"), `is off, but ${given.map((option) => check.name(option)).join(" and ")} ${given.length > 1 ? "are" : "is"} given: remove the setting or the budget`);
+    if (given.length > 0) throw new ConfigError(core.names("limiterOff"), `is off, but ${given.map(names).join(" and ")} ${given.length > 1 ? "are" : "is"} given: remove the setting or the budget`);
     return { client: undefined, total: undefined };
   }
   // Read from the Worker's bindings, what is missing is said as wrangler.toml would fix it.
   const required = (what: string) =>
-    READ_FROM in options
-      ? `is not bound, so ${what} would have no limit: declare it in wrangler.toml (each [env.*] section needs its own [[ratelimits]]), or set TUNNEL_RATE_LIMITING=off to run without limits on purpose`
-      : `is required while the tunnel's limiter is on, or ${what} would have no limit: pass a Workers Rate Limiting binding`;
+    READ_FROM in options ? unboundLimit(what) : `is required while the tunnel's limiter is on, or ${what} would have no limit: pass a Workers Rate Limiting binding`;
   return {
     client: check.limiter("clientBudget", options.clientBudget, required("the bytes one client stores in the spool")),
     total: check.limiter("totalBudget", options.totalBudget, required("the bytes every client stores in the spool")),

@@ -126,6 +126,7 @@ describe("the tunnel: the limits it requires", () => {
     ["a spool without its client budget", {}, { TUNNEL_RATE_LIMITER: limiter, TUNNEL_SPOOL: queue, TUNNEL_SPOOL_TOTAL_BUDGET: limiter }, "ConfigError: TUNNEL_SPOOL_CLIENT_BUDGET is not bound"],
     ["a spool without its total budget", {}, { TUNNEL_RATE_LIMITER: limiter, TUNNEL_SPOOL: queue, TUNNEL_SPOOL_CLIENT_BUDGET: limiter }, "ConfigError: TUNNEL_SPOOL_TOTAL_BUDGET is not bound"],
     ["limits turned off with a limiter bound", { TUNNEL_RATE_LIMITING: "off" }, { TUNNEL_RATE_LIMITER: limiter }, "ConfigError: TUNNEL_RATE_LIMITING is off, but TUNNEL_RATE_LIMITER is bound"],
+    ["limits turned off with a spool budget bound", { TUNNEL_RATE_LIMITING: "off" }, { TUNNEL_SPOOL: queue, TUNNEL_SPOOL_CLIENT_BUDGET: limiter }, "ConfigError: TUNNEL_RATE_LIMITING is off, but TUNNEL_SPOOL_CLIENT_BUDGET is given"],
   ] as [string, TestEnv, TestEnv, string][])("does not start with %s, and names what is wrong", (_, variables, bindings, said) => {
     expect(refusal(variables, bindings)).toContain(said);
   });

@@ -1,4 +1,4 @@
-import { ConfigError } from "./variables.ts";
+import { ConfigError, exactOrigin } from "./variables.ts";
 
 /** A Workers Rate Limiting binding, or anything that answers as one. */
 export type Limiter = Pick<RateLimit, "limit">;
@@ -32,7 +32,6 @@ export function checks(names: SettingNames) {
     return value;
   };
   return {
-    name: names,
     text,
     list(option: string, value: readonly unknown[] | undefined): string[] {
       if (value === undefined) return [];
@@ -49,12 +48,11 @@ export function checks(names: SettingNames) {
       if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) throw refuse(option, `must be a whole number above 0, got ${JSON.stringify(value) ?? typeof value}`);
       return value;
     },
-    /** An `http(s)://host[:port]` origin with nothing after it; a path would be silently dropped otherwise. */
     origin(option: string, value: unknown): string {
       const given = text(option, value);
-      const url = URL.canParse(given) ? new URL(given) : undefined;
-      if (!url || !/^https?:$/.test(url.protocol) || given.replace(/\/$/, "") !== url.origin) throw refuse(option, `must be an origin such as https://example.com, got "${given}"`);
-      return url.origin;
+      const origin = exactOrigin(given);
+      if (origin === undefined) throw refuse(option, `must be an origin such as https://example.com, got "${given}"`);
+      return origin;
     },
     /**
      * A binding that answers `limit()`: given the wrong object (the whole `env`, another binding),

@@ -23,8 +23,9 @@ export interface VariableReader<Name extends string> {
   origins(name: Name): string[];
   /** One such origin, or `undefined` when unset. */
   optionalOrigin(name: Name): string | undefined;
-  positiveInteger(name: Name, fallback: number): number;
-  onOrOff(name: Name, fallback: boolean): boolean;
+  /** `fallback` when unset: `undefined` leaves the default to whoever reads the result. */
+  positiveInteger<Fallback extends number | undefined>(name: Name, fallback: Fallback): number | Fallback;
+  onOrOff<Fallback extends boolean | undefined>(name: Name, fallback: Fallback): boolean | Fallback;
   /** A number from 0 to 1. */
   fraction(name: Name, fallback: number): number;
 }
@@ -82,16 +83,17 @@ export function variableReader<Name extends string>(env: Partial<Record<Name, un
   };
 }
 
-/** An `http(s)://host[:port]` origin with nothing after it; a path would be silently dropped otherwise. */
 function originOf(variable: string, value: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    // Said below.
-  }
-  if (!url || !/^https?:$/.test(url.protocol) || value.replace(/\/$/, "") !== url.origin) {
-    throw new ConfigError(variable, `must be a list of origins such as https://example.com, got "${value}"`);
-  }
-  return url.origin;
+  const origin = exactOrigin(value);
+  if (origin === undefined) throw new ConfigError(variable, `must be a list of origins such as https://example.com, got "${value}"`);
+  return origin;
+}
+
+/**
+ * `value` as an `http(s)://host[:port]` origin, when it is one with nothing after it (a path would
+ * be silently dropped otherwise); `undefined` when it is not.
+ */
+export function exactOrigin(value: string): string | undefined {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  return url && /^https?:$/.test(url.protocol) && value.replace(/\/$/, "") === url.origin ? url.origin : undefined;
 }
