@@ -1,4 +1,5 @@
 import type { Delivered, Delivery } from "./deliver.ts";
+import type { Keeper } from "./keep.ts";
 import type { ReportTarget } from "./admit.ts";
 import type { TunnelSettings } from "./settings.ts";
 import type { SettingNames } from "./shared/checks.ts";
@@ -6,9 +7,7 @@ import type { UnversionedLine } from "./log-line.ts";
 import type { Deadline } from "./shared/deadline.ts";
 import type { SpoolHeartbeatLine } from "./spool/heartbeat.ts";
 import type { DsnAllowList } from "./upstream/allow-list.ts";
-import type { UpstreamBreaker } from "./upstream/breaker.ts";
 import type { ClientReports } from "./upstream/client-reports.ts";
-import type { SentryLimits } from "./upstream/sentry-limits.ts";
 
 /** The key under which a capability keeps how it is built: not for hand-building. */
 export const BUILD: unique symbol = Symbol("build");
@@ -18,9 +17,6 @@ export interface CoreParts {
   settings: TunnelSettings;
   names: SettingNames;
   allowList: DsnAllowList;
-  limits: SentryLimits;
-  /** One per upstream URL of the allow-list: the live path's. */
-  breakers: ReadonlyMap<string, UpstreamBreaker>;
   reports: ClientReports;
   /** The lines a capability writes; routine ones only when forwarded envelopes are logged. */
   log: (line: UnversionedLine) => void;
@@ -32,8 +28,8 @@ export interface CoreParts {
 
 /** What the spool adds to a tunnel. */
 export interface SpoolParts {
-  /** The live path's way into the spool. */
-  delivery: Pick<Delivery, "spool" | "spoolBudget" | "deferral">;
+  /** Its part of the live path: Sentry's limits, the breaker, and what is stored when Sentry cannot take it. */
+  keeper: Keeper;
   queue: string;
   deadLetterQueue: string;
   consume: (batch: MessageBatch<unknown>) => Promise<void>;
@@ -46,6 +42,8 @@ export interface SpoolParts {
 /** What CSP reports add: the stage that forwards one. */
 export interface CspParts {
   forward: (request: Request, deadline: Deadline, target: ReportTarget, delivery: Delivery) => Promise<Delivered>;
+  /** What envelopes' answers teach of the ingest, without a spool to store in: the spool's keeper, when given, learns the same. */
+  keeper: Keeper;
 }
 
 interface CapabilityParts {

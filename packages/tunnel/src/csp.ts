@@ -6,8 +6,20 @@
  */
 import { BUILD, type TunnelCapability } from "./capability.ts";
 import { forwardSecurityReport } from "./forward-report.ts";
+import { createKeeper } from "./keep.ts";
+import { upstreamStateOf } from "./upstream/state.ts";
 
 /** CSP reports, for a tunnel's `cspReports` option: `createTunnel({ …, cspReports: cspReports() })`. */
 export function cspReports(): TunnelCapability<"csp"> {
-  return { kind: "csp", [BUILD]: () => ({ forward: forwardSecurityReport }) };
+  return {
+    kind: "csp",
+    [BUILD]: ({ allowList, now, reports }) => {
+      const upstream = upstreamStateOf(allowList, now);
+      return {
+        forward: (request, deadline, target, delivery) => forwardSecurityReport(request, deadline, target, delivery, upstream),
+        // Envelopes' answers tell the reports' ingest apart as failing or limiting: one ingest takes both.
+        keeper: createKeeper({ ...upstream, reports, store: undefined }),
+      };
+    },
+  };
 }

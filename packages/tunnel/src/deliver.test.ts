@@ -1,17 +1,19 @@
 import { describe, expect, it, vi } from "vitest";
 
-import { breakersFor, deliver, type Delivery } from "./deliver.ts";
+import { deliver } from "./deliver.ts";
+import { createKeeper } from "./keep.ts";
 import { receiveEnvelope } from "./receive.ts";
 import { readTunnelSettings } from "./test-settings.ts";
 import { Deadline } from "./shared/deadline.ts";
-import { NO_SPOOL, type Spool } from "./spool/store.ts";
+import type { SpoolBudget } from "./spool/budget.ts";
+import type { Spool } from "./spool/store.ts";
 import { StubSentry, TEST_DSN } from "./harness.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
-import { SentryLimits } from "./upstream/sentry-limits.ts";
+import type { ClientReports } from "./upstream/client-reports.ts";
+import { upstreamStateOf } from "./upstream/state.ts";
 
 const INGEST = "https://o4501.ingest.us.sentry.io/api/4502/envelope/";
 const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN });
-const allowList = compileAllowList(settings.allowedDsns, undefined);
 const BODY = `${JSON.stringify({ dsn: TEST_DSN })}\n{"type":"event"}\n{}\n`;
 
 /** Sentry as the harness's stub: each request takes the next answer, a status or a network failure; then 200. */
@@ -41,19 +43,15 @@ function memorySpool() {
   return { spool, stored };
 }
 
-/** One envelope through the delivery stage, as the tunnel passes it on once received; by default no spool, no budget. */
-async function send(parts: Partial<Delivery>, body = BODY) {
-  const delivery: Delivery = {
-    maxEnvelopeBytes: settings.maxEnvelopeBytes,
-    limits: new SentryLimits(),
-    breakers: breakersFor(allowList, Date.now),
-    spool: NO_SPOOL,
-    spoolBudget: async () => true,
-    reports: { count: () => {}, flush: async () => {} },
-    fetch: undefined,
-    deferral: () => 0,
-    ...parts,
-  };
+/**
+ * One envelope through the delivery stage, as the tunnel passes it on once received: by default no
+ * spool; given one (and its budget), the spool's part of the live path too. Each call is a tunnel of
+ * its own, with its own breakers and memory of Sentry's limits.
+ */
+async function send({ fetch, reports = { count: () => {}, flush: async () => {} }, spool, spoolBudget = async () => true }: { fetch: typeof globalThis.fetch; reports?: ClientReports; spool?: Spool; spoolBudget?: SpoolBudget }, body = BODY) {
+  const allowList = compileAllowList(settings.allowedDsns, undefined);
+  const keeper = spool && createKeeper({ ...upstreamStateOf(allowList, Date.now), reports, store: { spool, spoolBudget, deferral: () => 0 } });
+  const delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports, fetch, keeper };
   return async () => {
     const request = new Request("https://app.example.com/monitoring?o=4501&p=4502&r=us", {
       method: "POST",
@@ -90,11 +88,6 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     expect(stored).toEqual([{ dsn: TEST_DSN, url: expect.stringMatching(new RegExp(`^${INGEST}`)), body: BODY }]);
   });
 
-  it("passes Sentry's 5xx on when no spool is bound", async () => {
-    const delivered = await (await send({ fetch: sentry(503).fetch }))();
-    expect(delivered).toMatchObject({ upstreamStatus: 503, answer: { code: null, outcome: "forwarded" } });
-  });
-
   it("opens the breaker after three failures: the next envelope is stored without asking Sentry", async () => {
     const { spool, stored } = memorySpool();
     const upstream = sentry("unreachable", "unreachable", "unreachable");
@@ -105,10 +98,20 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     expect(stored).toHaveLength(4);
   });
 
-  it("holds Sentry's 429 at the edge, and counts what it holds back for Sentry's client reports", async () => {
+  it("passes Sentry's 5xx and 429 on when no spool is bound, with the rate limits the SDK keeps, and asks Sentry again", async () => {
+    const upstream = sentry(429, 503);
+    const next = await send({ fetch: upstream.fetch });
+    const limited = await next();
+    expect(limited).toMatchObject({ upstreamStatus: 429, answer: { code: null, outcome: "forwarded" } });
+    expect(limited.answer.response.headers.get("x-sentry-rate-limits")).toBe("60:error:key");
+    expect(await next()).toMatchObject({ upstreamStatus: 503, answer: { code: null, outcome: "forwarded" } });
+    expect(upstream.arrivals).toBe(2);
+  });
+
+  it("holds Sentry's 429 at the edge with a spool, and counts what it holds back for Sentry's client reports", async () => {
     const reports = { count: vi.fn(), flush: vi.fn(async () => {}) };
     const upstream = sentry(429);
-    const next = await send({ fetch: upstream.fetch, reports });
+    const next = await send({ fetch: upstream.fetch, reports, spool: memorySpool().spool });
     expect((await next()).answer.response.status).toBe(429);
     const held = await next();
     expect(held.answer.code).toBe("sentry_rate_limited");

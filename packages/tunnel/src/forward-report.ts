@@ -7,6 +7,7 @@ import { SECURITY_CATEGORY, type DiscardReason } from "./upstream/client-reports
 import { fateOfFailure, fateOfStatus } from "./upstream/fate.ts";
 import { forwardWhole } from "./upstream/forward.ts";
 import { upstreamRequestHeaders } from "./upstream/header-policy.ts";
+import type { UpstreamState } from "./upstream/state.ts";
 
 /** The envelope item type Sentry files a CSP report under, and so the one its rate limits name (`security`). */
 const REPORT_ITEM_TYPES = ["raw_security"] as const;
@@ -19,7 +20,13 @@ const REPORT_ITEM_TYPES = ["raw_security"] as const;
  * project's client reports. Not spooled: a browser sends a report once, and one lost while Sentry
  * is down costs less than storing junk.
  */
-export async function forwardSecurityReport(request: Request, deadline: Deadline, target: ReportTarget, delivery: Delivery): Promise<Delivered> {
+export async function forwardSecurityReport(
+  request: Request,
+  deadline: Deadline,
+  target: ReportTarget,
+  delivery: Delivery,
+  { limits, breakers }: UpstreamState,
+): Promise<Delivered> {
   const read = await readSecurityReport(request, deadline);
   if (!read.ok) return { answer: tunnelAnswer(read.reason), bytes: undefined, upstreamStatus: null };
   const bytes = read.body.byteLength;
@@ -28,9 +35,9 @@ export async function forwardSecurityReport(request: Request, deadline: Deadline
     return { answer, bytes, upstreamStatus };
   };
 
-  const sentrySaidNo = delivery.limits.refusal(target.dsn, () => REPORT_ITEM_TYPES);
+  const sentrySaidNo = limits.refusal(target.dsn, () => REPORT_ITEM_TYPES);
   if (sentrySaidNo) return dropped("ratelimit_backoff", tunnelAnswer("sentry_rate_limited", sentrySaidNo));
-  const breaker = delivery.breakers.get(target.upstreamUrl)!;
+  const breaker = breakers.get(target.upstreamUrl)!;
   if (!breaker.allows()) return dropped("network_error", tunnelAnswer("sentry_unavailable"));
 
   const headers = { ...upstreamRequestHeaders(request.headers, "identity", undefined), "content-type": read.mediaType };
@@ -41,7 +48,7 @@ export async function forwardSecurityReport(request: Request, deadline: Deadline
     return dropped("network_error", tunnelAnswer(forwarded.reason));
   }
   const { answer } = forwarded;
-  delivery.limits.record(target.dsn, answer.status, answer.headers);
+  limits.record(target.dsn, answer.status, answer.headers);
   if (fateOfStatus(answer.status) !== "unavailable") {
     breaker.succeeded();
     // Sentry counts what it refuses or rate-limits itself: only what it never saw is ours to count.

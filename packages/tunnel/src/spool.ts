@@ -4,8 +4,8 @@
  * as `createTunnel({ …, spool: spool({ … }) })`; a Worker that does not import it does not carry it.
  */
 import { BUILD, type CoreParts, type SpoolParts, type TunnelCapability } from "./capability.ts";
-import { consumerBreakersFor } from "./deliver.ts";
 import { unboundLimit } from "./from-env.ts";
+import { createKeeper } from "./keep.ts";
 import { checks, READ_FROM, settingNames, type Limiter, type SettingNames } from "./shared/checks.ts";
 import { ConfigError, variableReader, type VariableValue } from "./shared/variables.ts";
 import { createSpoolBudget } from "./spool/budget.ts";
@@ -16,6 +16,7 @@ import { spoolHeartbeat } from "./spool/heartbeat.ts";
 import { checkedQueues, claimQueues } from "./spool/queues.ts";
 import { createSpoolRecorder } from "./spool/record.ts";
 import { createSpool, type SpoolQueue } from "./spool/store.ts";
+import { consumerBreakersFor, upstreamStateOf } from "./upstream/state.ts";
 
 export type { SpoolHeartbeatLine } from "./spool/heartbeat.ts";
 export type { SpooledEnvelope, SpoolQueue } from "./spool/store.ts";
@@ -119,11 +120,11 @@ const DEFAULT_RETRY_SECONDS = 10;
 /** An hour: Sentry failing that long, or a consumer stuck, is worth an alert. */
 const DEFAULT_MAX_AGE_SECONDS = 3600;
 
-/** The spool's parts, sharing the tunnel's allow-list, limits, breakers and client reports. */
+/** The spool's parts, sharing the tunnel's allow-list, client reports and state of Sentry (its limits, the breakers). */
 function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
   const names = settingNames(options, "spool.");
   const check = checks(names);
-  const { settings, allowList, limits, reports, now, random, fetch } = core;
+  const { settings, allowList, reports, now, random, fetch } = core;
   const { queue, bucket } = options;
   if (typeof queue?.send !== "function") throw new ConfigError(names("queue"), "is not a Queue binding (it has no send() method): pass a [[queues.producers]] binding");
   const budgets = checkedBudgets(options, core, names);
@@ -135,13 +136,19 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
   const policy = { spoolRetrySeconds: retrySeconds };
   const record = createSpoolRecorder({ log: core.log, analytics: core.analytics });
   const consumerSettings = { ...settings, spoolRetrySeconds: retrySeconds, spoolMaxRetries: queues.maxRetries };
-  const breakers = consumerBreakersFor(core.breakers, now, retrySeconds);
+  const upstream = upstreamStateOf(allowList, now);
+  const { limits } = upstream;
+  const breakers = consumerBreakersFor(upstream.breakers, now, retrySeconds);
   return {
-    delivery: {
-      spool: createSpool({ queue, bucket }),
-      spoolBudget: createSpoolBudget(budgets.client, budgets.total, now),
-      deferral: (failingForMs) => deferralSeconds(failingForMs, policy, random),
-    },
+    keeper: createKeeper({
+      ...upstream,
+      reports,
+      store: {
+        spool: createSpool({ queue, bucket }),
+        spoolBudget: createSpoolBudget(budgets.client, budgets.total, now),
+        deferral: (failingForMs) => deferralSeconds(failingForMs, policy, random),
+      },
+    }),
     queue: queues.queue,
     deadLetterQueue: queues.deadLetterQueue,
     consume: createSpoolConsumer(consumerSettings, { queue, bucket, allowList, limits, breakers, reports, record, now, random, fetch }),

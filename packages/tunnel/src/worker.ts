@@ -1,7 +1,7 @@
 import { createGate, postsToOtherSentryPath } from "./admit.ts";
 import { BUILD, type CoreParts, type CspParts, type SpoolParts } from "./capability.ts";
 import { describeTunnel, type TunnelDescription } from "./describe.ts";
-import { breakersFor, type Delivery } from "./deliver.ts";
+import type { Delivery } from "./deliver.ts";
 import { isRoutine, logToConsole, type TunnelLogLine, type UnversionedLine } from "./log-line.ts";
 import type { TunnelOptions, TunnelRuntime } from "./options.ts";
 import { settingNames } from "./shared/checks.ts";
@@ -11,11 +11,9 @@ import { RepeatedLines } from "./request/repeated-lines.ts";
 import { RECORD_VERSION } from "./shared/record-version.ts";
 import { settingsOf, tunnelUrlFor, type TunnelSettings } from "./settings.ts";
 import type { SpoolHeartbeatLine } from "./spool/heartbeat.ts";
-import { NO_SPOOL } from "./spool/store.ts";
 import { tunnelOf, type TunnelParts } from "./tunnel.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
 import { createClientReports, type ClientReports } from "./upstream/client-reports.ts";
-import { SentryLimits } from "./upstream/sentry-limits.ts";
 
 /** One tunnel, as `createTunnel` builds it: what a Worker's handlers call. */
 export interface TunnelWorker {
@@ -120,8 +118,8 @@ export function assembled(options: TunnelOptions, runtime: TunnelRuntime) {
 const NO_ANALYTICS: Pick<AnalyticsEngineDataset, "writeDataPoint"> = { writeDataPoint: () => {} };
 
 /**
- * What one tunnel's live path and its capabilities share, each built once: the allow-list,
- * Sentry's rate limits, the breakers and the client reports.
+ * What one tunnel's live path and its capabilities share, each built once: the allow-list, the
+ * client reports and the log.
  */
 function coreParts(settings: TunnelSettings, names: CoreParts["names"], analytics: CoreParts["analytics"] | undefined, runtime: TunnelRuntime): CoreParts {
   const { now = Date.now, random = Math.random, fetch, log: writeLine = logToConsole } = runtime;
@@ -131,8 +129,6 @@ function coreParts(settings: TunnelSettings, names: CoreParts["names"], analytic
     settings,
     names,
     allowList,
-    limits: new SentryLimits(now),
-    breakers: breakersFor(allowList, now),
     reports: createClientReports({ allowList, timeoutMs: settings.timeoutMs }, { background: runtime.background, now, fetch }),
     log: settings.logForwarded
       ? write
@@ -153,17 +149,7 @@ const EVERY_CLIENT: ClientLimiter = async () => true;
 function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts, csp?: CspParts): TunnelParts {
   const { settings, now, log } = core;
   const clientAllowed = settings.limiter ? createClientLimiter(settings.limiter, settings.rateLimitPeriodSeconds, now, log) : EVERY_CLIENT;
-  const delivery: Delivery = {
-    maxEnvelopeBytes: settings.maxEnvelopeBytes,
-    limits: core.limits,
-    breakers: core.breakers,
-    spool: NO_SPOOL,
-    spoolBudget: async () => true,
-    deferral: () => 0,
-    ...spool?.delivery,
-    reports: core.reports,
-    fetch: core.fetch,
-  };
+  const delivery: Delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports: core.reports, fetch: core.fetch, keeper: spool?.keeper ?? csp?.keeper };
   return {
     gate: createGate(settings, clientAllowed, core.allowList, csp !== undefined),
     allowList: core.allowList,

@@ -128,8 +128,6 @@ export interface Spool {
   store(envelope: Omit<SpooledEnvelope, "body" | "key">, body: SpoolBody, delaySeconds?: number): Promise<boolean>;
 }
 
-/** Where nothing is stored: the tunnel without a spool bound, whose envelopes fail as Sentry did. */
-export const NO_SPOOL: Spool = { pack: async (envelope, body) => ({ envelope, body }), accepts: () => false, store: async () => false };
 
 export function createSpool({ queue, bucket }: SpoolBindings): Spool {
   const fitsInMessage = (envelope: Omit<SpooledEnvelope, "body" | "key">, length: number) =>

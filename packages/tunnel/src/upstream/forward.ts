@@ -65,7 +65,7 @@ export interface UpstreamAnswer {
   body: Uint8Array<ArrayBuffer> | null;
 }
 
-type ForwardResult = { ok: true; answer: UpstreamAnswer; bytes: number } | { ok: false; reason: ForwardFailure; bytes: number };
+export type ForwardResult = { ok: true; answer: UpstreamAnswer; bytes: number } | { ok: false; reason: ForwardFailure; bytes: number };
 
 /**
  * POSTs the envelope upstream, streaming what is left of the body without holding it.

@@ -1,0 +1,142 @@
+import { tunnelAnswer, type Answer } from "./answers.ts";
+import type { Delivered, Shipment } from "./deliver.ts";
+import { envelopeItemTypes } from "./envelope/items.ts";
+import type { ReceivedEnvelope } from "./receive.ts";
+import { pipeAfter, type BodyChunk } from "./shared/body.ts";
+import { earlyEnd, type Deadline } from "./shared/deadline.ts";
+import { SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "./spool/budget.ts";
+import type { Spool, SpoolBody } from "./spool/store.ts";
+import { discardedCategories, type ClientReports } from "./upstream/client-reports.ts";
+import { fateOfFailure, fateOfStatus } from "./upstream/fate.ts";
+import type { ForwardResult } from "./upstream/forward.ts";
+import type { UpstreamState } from "./upstream/state.ts";
+
+/**
+ * What the capabilities add to one envelope's delivery: Sentry's rate limits kept at the edge and
+ * the breaker, learnt from every envelope's answer (for the spool, and for CSP reports, which share
+ * an ingest with envelopes), and, with a spool, what is stored when Sentry cannot take it. A tunnel
+ * given neither has none, and forwards every envelope.
+ */
+export interface Keeper {
+  /**
+   * Before the forward: an envelope whose every item Sentry is rate-limiting is refused here, and
+   * one sent while the breaker is open goes straight to the spool. `undefined`: forward it.
+   */
+  beforeForward(envelope: ReceivedEnvelope, shipment: Shipment, deadline: Deadline): Promise<Delivered | undefined>;
+  /** After the forward: learns from Sentry's answer; the answer to give instead when Sentry could not take the envelope and it was stored. */
+  afterForward(forwarded: ForwardResult, shipment: Shipment): Promise<Answer | undefined>;
+}
+
+/** What a keeper learns into, and, with a spool, stores with. */
+export interface KeeperParts extends UpstreamState {
+  reports: ClientReports;
+  store: SpoolStore | undefined;
+}
+
+/** The spool, its byte budgets, and how long an envelope stored while Sentry is down waits (`spool/decision.ts`). */
+export interface SpoolStore {
+  spool: Spool;
+  spoolBudget: SpoolBudget;
+  deferral: (failingForMs: number) => number;
+}
+
+/** The capabilities' part of the live path, over one tunnel's state of Sentry. */
+export function createKeeper({ limits, breakers, reports, store }: KeeperParts): Keeper {
+  return {
+    async beforeForward(envelope, shipment, deadline) {
+      const { plain, whole } = shipment;
+      const { dsn, upstreamUrl, contentLength } = envelope;
+      const sentrySaidNo = limits.refusal(dsn, () => plain && envelopeItemTypes(plain));
+      if (sentrySaidNo) {
+        reports.count(dsn, "ratelimit_backoff", discardedCategories(plain));
+        return { answer: tunnelAnswer("sentry_rate_limited", sentrySaidNo), bytes: undefined, upstreamStatus: null };
+      }
+      const breaker = breakers.get(upstreamUrl)!;
+      if (!store || breaker.allows()) return undefined;
+      const down = { ...shipment, delaySeconds: store.deferral(breaker.failingForMs()) };
+      const spooled = await spoolWhileSentryIsDown(envelope, down, deadline, store, reports);
+      // What was stored is the whole body: read whole, or streamed to R2 at its declared length.
+      return spooled && { answer: spooled, bytes: whole?.byteLength ?? contentLength, upstreamStatus: null };
+    },
+    async afterForward(forwarded, shipment) {
+      const { dsn } = shipment.stored;
+      const breaker = breakers.get(shipment.upstreamUrl)!;
+      if (forwarded.ok) {
+        limits.record(dsn, forwarded.answer.status, forwarded.answer.headers);
+        if (fateOfStatus(forwarded.answer.status) !== "unavailable") return void breaker.succeeded();
+      } else if (fateOfFailure(forwarded.reason) !== "unavailable") {
+        return undefined;
+      }
+      breaker.failed();
+      return store && shipment.whole && storeInSpool(shipment.whole, shipment, store, reports);
+    },
+  };
+}
+
+/**
+ * Sentry is down: the envelope goes straight to the spool, without waiting on Sentry. What cannot
+ * be stored (a body of unknown length, which R2 cannot take; a large one without a bucket) still
+ * tries Sentry: `undefined`.
+ */
+async function spoolWhileSentryIsDown(
+  { body, head, contentLength }: ReceivedEnvelope,
+  shipment: Shipment,
+  deadline: Deadline,
+  store: SpoolStore,
+  reports: ClientReports,
+): Promise<Answer | undefined> {
+  if (shipment.whole) return storeInSpool(shipment.whole, shipment, store, reports);
+  if (contentLength === undefined || !store.spool.accepts(shipment.stored, contentLength)) return undefined;
+  const whileStored = prefixed(head.consumed, body, contentLength);
+  const spooled = await deadline.race(storeInSpool({ stream: whileStored.stream, length: contentLength }, shipment, store, reports)).catch(() => undefined);
+  if (spooled) return spooled;
+  // The body went into the failed store: there is nothing left to send Sentry. The log line says
+  // whose failure it was: the client's body (gone, short or late), or the spool's.
+  return tunnelAnswer(whileStored.clientFailed() || deadline.state === "passed" ? earlyEnd("receiving", deadline) : "spool_unavailable");
+}
+
+/** Stores the envelope within the budgets: the answer to give, or `undefined` when it could not be stored. */
+async function storeInSpool(
+  body: SpoolBody,
+  { stored, clientIp, plain, delaySeconds }: Shipment,
+  { spool, spoolBudget }: SpoolStore,
+  reports: ClientReports,
+): Promise<Answer | undefined> {
+  // The budgets count what is kept: the body packed, when it packs.
+  const packed = await spool.pack(stored, body);
+  const length = packed.body instanceof Uint8Array ? packed.body.byteLength : packed.body.length;
+  if (!spool.accepts(packed.envelope, length)) return undefined;
+  if (!(await spoolBudget(clientIp, length))) {
+    reports.count(stored.dsn, "queue_overflow", discardedCategories(plain));
+    return tunnelAnswer("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
+  }
+  if (!(await spool.store(packed.envelope, packed.body, delaySeconds))) return undefined;
+  return tunnelAnswer("spooled");
+}
+
+/**
+ * The chunks already read, then the rest of the body: the whole body again, as a stream of the
+ * declared length. A body that ends short or runs long errors the stream, so R2 stores nothing;
+ * `clientFailed` then tells a client's failure from the store's.
+ */
+function prefixed(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, length: number): { stream: ReadableStream<Uint8Array>; clientFailed: () => boolean } {
+  const { readable, writable } = new FixedLengthStream(length);
+  const reader = rest.getReader();
+  let clientFailed = false;
+  // A reader of its own rather than a native pipe: this path runs only while Sentry is down.
+  const watched = new ReadableStream<BodyChunk>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        clientFailed = true;
+        controller.error(error);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  pipeAfter(consumed, watched, writable).catch((error: unknown) => writable.abort(error).catch(() => {}));
+  return { stream: readable, clientFailed: () => clientFailed };
+}
