@@ -1,4 +1,5 @@
 import { createTunnel, optionsFromEnv, type TunnelEnv, type TunnelRuntime, type TunnelWorker } from "@edge-monitoring/tunnel";
+import { compressedBodies } from "@edge-monitoring/tunnel/compressed";
 import { cspReports } from "@edge-monitoring/tunnel/csp";
 import { spoolFromEnv, type SpoolEnv } from "@edge-monitoring/tunnel/spool";
 
@@ -13,5 +14,5 @@ export type AppTunnelEnv = TunnelEnv & SpoolEnv;
  * variables before it. No route may shadow `hostPaths`, the app's own pages and scripts.
  */
 export function appTunnel(env: AppTunnelEnv, hostPaths: readonly string[], runtime: TunnelRuntime = {}): TunnelWorker {
-  return createTunnel({ ...optionsFromEnv(env), hostPaths, release: RELEASE, spool: spoolFromEnv(env), cspReports: cspReports() }, runtime);
+  return createTunnel({ ...optionsFromEnv(env), hostPaths, release: RELEASE, spool: spoolFromEnv(env), cspReports: cspReports(), compressedBodies: compressedBodies() }, runtime);
 }

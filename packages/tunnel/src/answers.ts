@@ -15,7 +15,7 @@ export const TUNNEL_ANSWERS = {
   sentry_rate_limited: [429, "rejected", "Sentry is rate-limiting this DSN; wait as Retry-After says."],
   origin_not_allowed: [403, "rejected", "This origin may not use the tunnel; add it to TUNNEL_ALLOWED_ORIGINS."],
   envelope_too_large: [413, "rejected", "The envelope is larger than TUNNEL_MAX_ENVELOPE_BYTES allows."],
-  unsupported_encoding: [415, "rejected", "Content-Encoding must be gzip, deflate or none (brotli and zstd cannot be read here)."],
+  unsupported_encoding: [415, "rejected", "The tunnel cannot read this Content-Encoding; send the envelope uncompressed."],
   report_unsupported_type: [415, "rejected", "A security report must be application/csp-report or application/reports+json."],
   report_invalid: [400, "rejected", "The body is not a Content-Security-Policy violation report."],
   empty_envelope: [400, "rejected", "The body is empty; an envelope starts with a JSON header line."],

@@ -5,6 +5,7 @@ import type { TunnelSettings } from "./settings.ts";
 import type { SettingNames } from "./shared/checks.ts";
 import type { UnversionedLine } from "./log-line.ts";
 import type { Deadline } from "./shared/deadline.ts";
+import type { ScanCompressed } from "./envelope/head.ts";
 import type { SpoolHeartbeatLine } from "./spool/heartbeat.ts";
 import type { DsnAllowList } from "./upstream/allow-list.ts";
 import type { ClientReports } from "./upstream/client-reports.ts";
@@ -46,15 +47,21 @@ export interface CspParts {
   keeper: Keeper;
 }
 
+/** What compressed bodies add: the scan of a compressed body's header line. */
+export interface CompressedParts {
+  scan: ScanCompressed;
+}
+
 interface CapabilityParts {
   spool: SpoolParts;
   csp: CspParts;
+  compressed: CompressedParts;
 }
 
 /**
- * A capability a tunnel is given in its options (`spool(…)`, `cspReports()`): built with the
- * tunnel's shared parts when `createTunnel` runs, so that a Worker that does not import it does
- * not carry it.
+ * A capability a tunnel is given in its options (`spool(…)`, `cspReports()`,
+ * `compressedBodies()`): built with the tunnel's shared parts when `createTunnel` runs, so that a
+ * Worker that does not import it does not carry it.
  */
 export interface TunnelCapability<Kind extends keyof CapabilityParts> {
   readonly kind: Kind;

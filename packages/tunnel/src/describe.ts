@@ -19,6 +19,8 @@ export interface TunnelDescription {
   rate_limiter: string;
   spool: string;
   large_bodies: string;
+  /** Whether envelopes sent with `Content-Encoding: gzip` or `deflate` are read (`compressedBodies`). */
+  compressed_bodies: string;
   forwarded_lines: string;
 }
 
@@ -34,11 +36,16 @@ function setTo(names: SettingNames, option: "limiterOff" | "logForwarded", value
 }
 
 /** The tunnel's part of the start line, for `settings` and what it was given; each setting named as it was given. */
-export function describeTunnel(settings: TunnelSettings, names: SettingNames, spool: SpoolParts["described"] | undefined, cspServed: boolean): TunnelDescription {
+export function describeTunnel(
+  settings: TunnelSettings,
+  names: SettingNames,
+  spool: SpoolParts["described"] | undefined,
+  given: { csp: boolean; compressed: boolean },
+): TunnelDescription {
   return {
     pages_post_to: tunnelUrlFor(settings) ?? null,
     routes_served: settings.routes,
-    csp_reports_served: cspServed ? settings.routes.map(reportPathOf) : [],
+    csp_reports_served: given.csp ? settings.routes.map(reportPathOf) : [],
     sentry_sdk_paths_served: settings.sentryPaths,
     upstream: settings.upstreamOrigin
       ? `elsewhere: ${names("upstreamOrigin")} sends every envelope to ${settings.upstreamOrigin}, not to Sentry; it is for development and tests`
@@ -48,6 +55,7 @@ export function describeTunnel(settings: TunnelSettings, names: SettingNames, sp
       : `off: ${setTo(names, "limiterOff", "off")}, so no client is held to a share`,
     spool: spool?.spool ?? "off: no spool, so envelopes Sentry cannot take now are lost",
     large_bodies: spool?.large_bodies ?? "off: no spool",
+    compressed_bodies: given.compressed ? "on: gzip and deflate" : "off: an envelope sent compressed is refused, 415 unsupported_encoding",
     forwarded_lines: !settings.logForwarded
       ? `off: an envelope Sentry took is counted in Analytics Engine, not logged; refusals, failures and the spool are (${setTo(names, "logForwarded", "on")} logs it)`
       : settings.logForwardedAsked

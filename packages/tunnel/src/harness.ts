@@ -4,6 +4,7 @@
  */
 import { notFoundSentence } from "./admit.ts";
 import { tunnelAnswer } from "./answers.ts";
+import { compressedBodies } from "./compressed.ts";
 import { cspReports } from "./csp.ts";
 import { optionsFromEnv, type TunnelEnv } from "./from-env.ts";
 import type { LogLine } from "./log-line.ts";
@@ -148,7 +149,7 @@ export type TestEnv = TunnelEnv & SpoolEnv;
 
 /**
  * The tunnel as a Worker that keeps its settings in `wrangler.toml` builds it, with every capability
- * (`optionsFromEnv`, `spoolFromEnv`, `cspReports`), Sentry the stub, and its variables (the app's
+ * (`optionsFromEnv`, `spoolFromEnv`, `cspReports`, `compressedBodies`), Sentry the stub, and its variables (the app's
  * DSN by default) and bindings: by default limiters and spool budgets that let every client
  * through, a dataset that keeps no data point, and a queue that keeps its messages in `stored`; a
  * binding given as `undefined` is left unbound.
@@ -170,7 +171,7 @@ export function tunnelUnderTest(variables: TestEnv = {}, bindings: { [Name in ke
     }).filter(([, value]) => value !== undefined),
   ) as TestEnv;
   const tunnel = createTunnel(
-    { ...optionsFromEnv(env), spool: spoolFromEnv(env), cspReports: cspReports() },
+    { ...optionsFromEnv(env), spool: spoolFromEnv(env), cspReports: cspReports(), compressedBodies: compressedBodies() },
     { fetch: sentry.fetch, log: (line) => void lines.push(line) },
   );
   // A path the tunnel leaves to its host is answered as the tunnel refuses a path it does not serve.

@@ -1,6 +1,10 @@
+import { gzipSync } from "node:zlib";
+
 import { describe, expect, it } from "vitest";
 
-import { createTunnel } from "./worker.ts";
+import { compressedBodies } from "./compressed.ts";
+import { answerOf } from "./test-settings.ts";
+import { createTunnel, type TunnelWorker } from "./worker.ts";
 import { optionsFromEnv } from "./from-env.ts";
 import { spool } from "./spool.ts";
 import type { SpooledEnvelope } from "./spool/store.ts";
@@ -50,6 +54,22 @@ describe("createTunnel: the tunnel from typed options and binding objects", () =
     expect(tunnel.describe().pages_post_to).toBe("/a3f8c1");
     expect((await post(tunnel, "/a3f8c1", TEST_DSN))?.status).toBe(200);
     expect(sentry.took.map((took) => took.url)).toEqual(["http://127.0.0.1:9/api/4502/envelope/?hsts=0"]);
+  });
+
+  it("reads a compressed envelope only when given compressedBodies: without, refuses it unread, 415", async () => {
+    const sentry = new StubSentry();
+    const body = new Uint8Array(gzipSync(envelope({ dsn: TEST_DSN }).body));
+    const postGzip = (tunnel: TunnelWorker) =>
+      answerOf(tunnel, new Request(`${APP}/monitoring?o=4501&p=4502&r=us`, { method: "POST", body, headers: { "content-length": String(body.byteLength), "content-encoding": "gzip" } }));
+    const plain = createTunnel({ dsn: TEST_DSN, limiter: EVERY_CLIENT }, { fetch: sentry.fetch, log: () => {} });
+    const refused = await postGzip(plain);
+    expect([refused.status, ((await refused.json()) as { reason: string }).reason]).toEqual([415, "unsupported_encoding"]);
+    expect(plain.describe().compressed_bodies).toMatch(/^off/);
+    expect(sentry.took).toEqual([]);
+
+    const reading = createTunnel({ dsn: TEST_DSN, limiter: EVERY_CLIENT, compressedBodies: compressedBodies() }, { fetch: sentry.fetch, log: () => {} });
+    expect((await postGzip(reading)).status).toBe(200);
+    expect(sentry.took.map((took) => [took.headers.get("content-encoding"), Buffer.from(took.body).equals(body)])).toEqual([["gzip", true]]);
   });
 
   it("says what it describes from the options, its bindings as bound", () => {

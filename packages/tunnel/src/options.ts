@@ -4,9 +4,10 @@ import type { CoreOptions } from "./core-options.ts";
 
 /**
  * The tunnel's options: each setting typed, each binding an object under any name, so that a
- * Worker can run two tunnels. What a Worker does not pass, its bundle does not carry: the spool
- * and CSP reports are imports of their own (`@edge-monitoring/tunnel/spool`, `/csp`). A bad value
- * throws a `ConfigError` naming the option (or, through `optionsFromEnv`, the variable).
+ * Worker can run two tunnels. What a Worker does not pass, its bundle does not carry: the spool,
+ * CSP reports and compressed bodies are imports of their own (`@edge-monitoring/tunnel/spool`,
+ * `/csp`, `/compressed`). A bad value throws a `ConfigError` naming the option (or, through
+ * `optionsFromEnv`, the variable).
  */
 export interface TunnelOptions extends CoreOptions {
   /**
@@ -21,6 +22,12 @@ export interface TunnelOptions extends CoreOptions {
    * @default none: the report paths are not served
    */
   cspReports?: TunnelCapability<"csp"> | undefined;
+  /**
+   * Envelopes sent with `Content-Encoding: gzip` or `deflate` (Sentry's server SDKs; browsers send
+   * none): `compressedBodies()` of `@edge-monitoring/tunnel/compressed`.
+   * @default none: a compressed envelope is refused, 415 `unsupported_encoding`
+   */
+  compressedBodies?: TunnelCapability<"compressed"> | undefined;
 }
 
 /** What the tunnel takes from the runtime; each has the runtime's own as default. */

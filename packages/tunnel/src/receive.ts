@@ -1,7 +1,7 @@
 import { tunnelAnswer, type Answer, type TunnelAnswerCode } from "./answers.ts";
 import { contentEncodingOf, isUnrecognisedCoding, type ContentEncoding } from "./request/content-encoding.ts";
 import { checkEnvelopeDsn, type DsnAllowList } from "./upstream/allow-list.ts";
-import { readEnvelopeHead, type EnvelopeHead, type HeadResult } from "./envelope/head.ts";
+import { readEnvelopeHead, type EnvelopeHead, type HeadResult, type ScanCompressed } from "./envelope/head.ts";
 import type { TunnelQuery } from "./request/query.ts";
 import { queryOf } from "./upstream/ingest.ts";
 import { wholeBody, type BodyChunk } from "./shared/body.ts";
@@ -40,7 +40,7 @@ const SMALL_BODY_BYTES = 64 * 1024;
 export async function receiveEnvelope(
   request: Request,
   deadline: Deadline,
-  { maxEnvelopeBytes, allowList }: { maxEnvelopeBytes: number; allowList: DsnAllowList },
+  { maxEnvelopeBytes, allowList, inflate }: { maxEnvelopeBytes: number; allowList: DsnAllowList; inflate: ScanCompressed | undefined },
 ): Promise<Reception> {
   const declaredLength = request.headers.get("content-length") ?? "";
   const contentLength = /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : undefined;
@@ -53,7 +53,7 @@ export async function receiveEnvelope(
   if (!encoding) return refused("unsupported_encoding");
   if (!request.body || contentLength === 0) return refused("empty_envelope");
 
-  const read = await readHead(request, request.body, contentLength, encoding, deadline);
+  const read = await readHead(request, request.body, contentLength, { encoding, inflate }, deadline);
   if (!read.ok) return refused(assumedIdentity && !CLIENT_FAULTS.has(read.reason) ? "unsupported_encoding" : read.reason);
   const { head } = read;
   if (head.consumedBytes > maxEnvelopeBytes) return refused("envelope_too_large", head.consumedBytes);
@@ -76,7 +76,7 @@ async function readHead(
   request: Request,
   body: ReadableStream<BodyChunk>,
   contentLength: number | undefined,
-  encoding: ContentEncoding,
+  { encoding, inflate }: { encoding: ContentEncoding; inflate: ScanCompressed | undefined },
   deadline: Deadline,
 ): Promise<HeadRead> {
   const failed = (): HeadRead => ({ ok: false, reason: earlyEnd("receiving", deadline) });
@@ -87,11 +87,11 @@ async function readHead(
     } catch {
       return failed();
     }
-    return readEnvelopeHead(wholeBody(bytes), encoding);
+    return readEnvelopeHead(wholeBody(bytes), encoding, inflate);
   }
   const reader = body.getReader();
   try {
-    const head = await deadline.race(readEnvelopeHead(reader, encoding));
+    const head = await deadline.race(readEnvelopeHead(reader, encoding, inflate));
     reader.releaseLock();
     return head;
   } catch {

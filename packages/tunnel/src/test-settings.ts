@@ -1,3 +1,4 @@
+import { compressedBodies } from "./compressed.ts";
 import { cspReports } from "./csp.ts";
 import { optionsFromEnv, type TunnelEnv } from "./from-env.ts";
 import type { TunnelRuntime } from "./options.ts";
@@ -23,7 +24,7 @@ export function readTunnelSettings(env: TunnelEnv, facts: { hostPaths?: readonly
  * given: its variables and bindings read from `env`.
  */
 export function tunnelFromEnv(env: TunnelEnv & SpoolEnv, runtime: TunnelRuntime = {}): TunnelWorker {
-  return createTunnel({ ...optionsFromEnv(env), spool: spoolFromEnv(env), cspReports: cspReports() }, runtime);
+  return createTunnel({ ...optionsFromEnv(env), spool: spoolFromEnv(env), cspReports: cspReports(), compressedBodies: compressedBodies() }, runtime);
 }
 
 /** The tunnel's answer to a request it serves; throws for one it leaves to its host. */

@@ -1,7 +1,7 @@
 import { admit, kindAt, notFoundSentence, type Gate } from "./admit.ts";
 import { tunnelAnswer, type Answer } from "./answers.ts";
 import { deliver, type Delivery } from "./deliver.ts";
-import type { CspParts } from "./capability.ts";
+import type { CompressedParts, CspParts } from "./capability.ts";
 import { NO_FACTS, recordRequest, type Recorder, type RequestFacts } from "./log-line.ts";
 import { receiveEnvelope } from "./receive.ts";
 import { corsHeadersFor } from "./request/cors.ts";
@@ -20,6 +20,8 @@ export interface TunnelParts {
   recorder: Recorder;
   /** The CSP reports' stage, when the tunnel was given `cspReports`. */
   forwardReport: CspParts["forward"] | undefined;
+  /** The scan of a compressed body's header line, when the tunnel was given `compressedBodies`. */
+  inflate: CompressedParts["scan"] | undefined;
   maxEnvelopeBytes: number;
   timeoutMs: number;
   /** A bug in the tunnel itself; the client gets a 500 either way. */

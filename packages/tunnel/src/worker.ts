@@ -1,5 +1,5 @@
 import { createGate, postsToOtherSentryPath } from "./admit.ts";
-import { BUILD, type CoreParts, type CspParts, type SpoolParts } from "./capability.ts";
+import { BUILD, type CompressedParts, type CoreParts, type CspParts, type SpoolParts } from "./capability.ts";
 import { describeTunnel, type TunnelDescription } from "./describe.ts";
 import type { Delivery } from "./deliver.ts";
 import { isRoutine, logToConsole, type TunnelLogLine, type UnversionedLine } from "./log-line.ts";
@@ -84,7 +84,7 @@ export function createTunnel(options: TunnelOptions, runtime: TunnelRuntime = {}
     handle: async (request) => (serves(request) ? tunnel(request) : undefined),
     pageUrl: (dsn) => tunnelUrlFor(settings, dsn),
     cspReportPath: parts.gate.reports && reportPathOf(settings.route),
-    describe: () => describeTunnel(settings, names, spool?.described, csp !== undefined),
+    describe: () => describeTunnel(settings, names, spool?.described, { csp: csp !== undefined, compressed: options.compressedBodies !== undefined }),
     handlesQueue: (name) => name === spool?.queue || name === spool?.deadLetterQueue,
     async queue(batch) {
       if (spool && batch.queue === spool.queue) return spool.consume(batch);
@@ -111,7 +111,8 @@ export function assembled(options: TunnelOptions, runtime: TunnelRuntime) {
   const core = coreParts(settings, names, options.analytics, runtime);
   const spool = options.spool?.[BUILD](core);
   const csp = options.cspReports?.[BUILD](core);
-  return { names, settings, core, spool, csp, parts: tunnelParts(core, runtime, spool, csp) };
+  const compressed = options.compressedBodies?.[BUILD](core);
+  return { names, settings, core, spool, csp, parts: tunnelParts(core, runtime, spool, csp, compressed) };
 }
 
 /** Missing optional bindings become parts that do nothing: no stage asks whether one is there. */
@@ -146,7 +147,7 @@ function coreParts(settings: TunnelSettings, names: CoreParts["names"], analytic
 const EVERY_CLIENT: ClientLimiter = async () => true;
 
 /** The parts of the live path. */
-function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts, csp?: CspParts): TunnelParts {
+function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts, csp?: CspParts, compressed?: CompressedParts): TunnelParts {
   const { settings, now, log } = core;
   const clientAllowed = settings.limiter ? createClientLimiter(settings.limiter, settings.rateLimitPeriodSeconds, now, log) : EVERY_CLIENT;
   const delivery: Delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports: core.reports, fetch: core.fetch, keeper: spool?.keeper ?? csp?.keeper };
@@ -156,6 +157,7 @@ function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts
     delivery,
     recorder: { log, refusals: new RepeatedLines<TunnelLogLine>(settings.rateLimitPeriodSeconds, log, now), analytics: core.analytics, now },
     forwardReport: csp?.forward,
+    inflate: compressed?.scan,
     maxEnvelopeBytes: settings.maxEnvelopeBytes,
     timeoutMs: settings.timeoutMs,
     reportError: runtime.reportError ?? (() => {}),

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { wholeBody, type BodyChunk } from "../shared/body.ts";
 import { TEST_DSN } from "../harness.ts";
 import { readEnvelopeHead, type HeadResult } from "./head.ts";
+import { scanCompressedHead } from "./inflate.ts";
 import { MAX_HEADER_LINE_BYTES } from "./header-line.ts";
 
 const encoder = new TextEncoder();
@@ -48,7 +49,7 @@ function joined(chunks: readonly Uint8Array[]): Buffer {
 /** Reads the head, then the rest: what the tunnel would forward, in order. */
 async function readThrough(chunks: Uint8Array[], encoding: "identity" | "gzip" | "deflate" = "identity") {
   const reader = streamOf(chunks).getReader();
-  const result = await readEnvelopeHead(reader, encoding);
+  const result = await readEnvelopeHead(reader, encoding, scanCompressedHead);
   const rest = await readAll(reader);
   return { result, forwarded: result.ok ? joined([...result.head.consumed, ...rest]) : undefined };
 }
@@ -93,18 +94,18 @@ describe("readEnvelopeHead", () => {
       ["identity", envelope()],
       ["gzip", new Uint8Array(gzipSync(envelope()))],
     ] as const) {
-      const result = await readEnvelopeHead(wholeBody(new Uint8Array(body)), encoding);
+      const result = await readEnvelopeHead(wholeBody(new Uint8Array(body)), encoding, scanCompressedHead);
       expect(result.ok && result.head.dsn, encoding).toBe(TEST_DSN);
       expect(result.ok && joined(result.head.consumed).equals(body), encoding).toBe(true);
     }
-    expect(failure(await readEnvelopeHead(wholeBody(new Uint8Array(0)), "identity"))).toBe("empty_envelope");
+    expect(failure(await readEnvelopeHead(wholeBody(new Uint8Array(0)), "identity", undefined))).toBe("empty_envelope");
   });
 
   it("does not read past the header line when more chunks follow", async () => {
     const body = envelope();
     const newline = body.indexOf(0x0a);
     const reader = streamOf(splitAt(body, newline + 1, newline + 10)).getReader();
-    const result = await readEnvelopeHead(reader, "identity");
+    const result = await readEnvelopeHead(reader, "identity", undefined);
     expect(result.ok && result.head.ended).toBe(false);
     expect(result.ok && result.head.consumedBytes).toBe(newline + 1);
   });
@@ -153,6 +154,12 @@ describe("readEnvelopeHead", () => {
     expect(failure(result)).toBe(reason);
   });
 
+  it("refuses a compressed body unread when the tunnel reads none (no compressedBodies)", async () => {
+    const source = streamOf([new Uint8Array(gzipSync(envelope()))]).getReader();
+    expect(failure(await readEnvelopeHead(source, "gzip", undefined))).toBe("unsupported_encoding");
+    expect(await readAll(source)).toHaveLength(1);
+  });
+
   it("passes on a read error from the body instead of calling it bad input", async () => {
     for (const encoding of ["identity", "gzip"] as const) {
       const gone = new ReadableStream<BodyChunk>({
@@ -163,7 +170,7 @@ describe("readEnvelopeHead", () => {
           controller.error(new Error("client went away"));
         },
       });
-      await expect(readEnvelopeHead(gone.getReader(), encoding)).rejects.toThrow("client went away");
+      await expect(readEnvelopeHead(gone.getReader(), encoding, scanCompressedHead)).rejects.toThrow("client went away");
     }
   });
 

@@ -1,9 +1,9 @@
 import type { BodyChunk, ChunkSource } from "../shared/body.ts";
 import type { ContentEncoding } from "../request/content-encoding.ts";
 import { HeaderLineScanner, parseHeaderLine } from "./header-line.ts";
-import { Inflater } from "./inflate.ts";
 
 type HeadFailure =
+  | "unsupported_encoding"
   | "empty_envelope"
   | "header_too_long"
   | "bad_compression"
@@ -23,20 +23,18 @@ export interface EnvelopeHead {
 export type HeadResult = { ok: true; head: EnvelopeHead } | { ok: false; reason: HeadFailure };
 
 /**
- * Reads the body only as far as the end of the envelope's header line. For a compressed body,
- * only that much is decompressed; the compressed bytes read are kept for forwarding.
+ * Reads the body only as far as the end of the envelope's header line. A compressed body is read
+ * with `inflate` (the tunnel's `compressedBodies()`), only that much decompressed and the
+ * compressed bytes read kept for forwarding; without it, it is refused unread.
  *
  * A read error from the body itself (the client went away) is rethrown, not reported as bad input.
  */
-export async function readEnvelopeHead(
-  reader: ChunkSource,
-  encoding: ContentEncoding,
-): Promise<HeadResult> {
+export async function readEnvelopeHead(reader: ChunkSource, encoding: ContentEncoding, inflate: ScanCompressed | undefined): Promise<HeadResult> {
   const line = new HeaderLineScanner();
-  const raw =
-    encoding === "identity"
-      ? await scanPlain(reader, line)
-      : await scanDecompressed(reader, line, encoding);
+  let raw: RawRead;
+  if (encoding === "identity") raw = await scanPlain(reader, line);
+  else if (inflate) raw = await inflate(reader, line, encoding);
+  else return { ok: false, reason: "unsupported_encoding" };
   const consumedBytes = raw.consumed.reduce((total, chunk) => total + chunk.byteLength, 0);
   if (consumedBytes === 0) return { ok: false, reason: "empty_envelope" };
   if (raw.corrupt) return { ok: false, reason: "bad_compression" };
@@ -46,7 +44,8 @@ export async function readEnvelopeHead(
   return { ok: true, head: { dsn: header.dsn, consumed: raw.consumed, consumedBytes, ended: raw.ended } };
 }
 
-interface RawRead {
+/** What the header line's scan read of the body. */
+export interface RawRead {
   consumed: BodyChunk[];
   ended: boolean;
   /** The compressed data could not be decompressed as far as the end of the line. */
@@ -64,27 +63,5 @@ async function scanPlain(reader: ChunkSource, line: HeaderLineScanner): Promise<
   return { consumed, ended: false };
 }
 
-/**
- * Compressed bytes handed to the decompressor at a time: one slice inflates to at most some
- * 16.5 KiB, so a bomb gets no further than a few slices ahead of the line scanner before it has
- * looked at the output and said stop.
- */
-const INFLATE_SLICE_BYTES = 16;
-
-/** Inflates the body only as far as the line needs; the compressed bytes read are kept for forwarding. */
-async function scanDecompressed(reader: ChunkSource, line: HeaderLineScanner, format: "gzip" | "deflate"): Promise<RawRead> {
-  const inflater = new Inflater(reader, format, INFLATE_SLICE_BYTES);
-  let corrupt = false;
-  try {
-    while (line.state === "reading") {
-      const { done, value } = await inflater.read();
-      if (done) break;
-      line.push(value);
-    }
-  } catch {
-    corrupt = true;
-  } finally {
-    await inflater.stop();
-  }
-  return { consumed: inflater.consumed, ended: inflater.ended, corrupt };
-}
+/** Scans a compressed body for its header line: `compressedBodies()`, of `@edge-monitoring/tunnel/compressed`. */
+export type ScanCompressed = (reader: ChunkSource, line: HeaderLineScanner, format: "gzip" | "deflate") => Promise<RawRead>;

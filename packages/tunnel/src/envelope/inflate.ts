@@ -1,4 +1,6 @@
 import type { BodyChunk, ChunkSource } from "../shared/body.ts";
+import type { RawRead } from "./head.ts";
+import type { HeaderLineScanner } from "./header-line.ts";
 
 /**
  * A compressed body inflated only as far as it is read: the envelope head's reader and the spool's
@@ -94,4 +96,29 @@ export class Inflater {
     this.#sliced = end;
     if (this.#sliced >= chunk.byteLength) this.#slicing = undefined;
   }
+}
+
+/**
+ * Compressed bytes handed to the decompressor at a time: one slice inflates to at most some
+ * 16.5 KiB, so a bomb gets no further than a few slices ahead of the line scanner before it has
+ * looked at the output and said stop.
+ */
+const INFLATE_SLICE_BYTES = 16;
+
+/** Inflates the body only as far as the header line needs; the compressed bytes read are kept for forwarding. */
+export async function scanCompressedHead(reader: ChunkSource, line: HeaderLineScanner, format: "gzip" | "deflate"): Promise<RawRead> {
+  const inflater = new Inflater(reader, format, INFLATE_SLICE_BYTES);
+  let corrupt = false;
+  try {
+    while (line.state === "reading") {
+      const { done, value } = await inflater.read();
+      if (done) break;
+      line.push(value);
+    }
+  } catch {
+    corrupt = true;
+  } finally {
+    await inflater.stop();
+  }
+  return { consumed: inflater.consumed, ended: inflater.ended, corrupt };
 }
