@@ -16,11 +16,12 @@ const bin = (name: string) => join(root, "node_modules/.bin", name);
 const env = { ...process.env, PATH: `${join(root, "node_modules/.bin")}:${process.env.PATH ?? ""}`, WRANGLER_SEND_METRICS: "false" };
 const rootPackage = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { devDependencies: Record<string, string>; dependencies: Record<string, string> };
 
-/** What an adopter writes against the package: every export of both entries, in a Worker's shape. */
+/** What an adopter writes against the package: every export of every entry, in a Worker's shape. */
 const CONSUMER = `import { ConfigError, createTunnel, dsnFacts, optionsFromEnv, RepeatedLines, variableReader } from "@edge-monitoring/tunnel";
 import type { ClientShare, LogLine, TunnelDescription, TunnelEnv, TunnelOptions, TunnelRuntime, TunnelWorker } from "@edge-monitoring/tunnel";
 import { spool, spoolFromEnv, type SpoolEnv, type SpoolHeartbeatLine, type SpoolOptions } from "@edge-monitoring/tunnel/spool";
 import { cspReports } from "@edge-monitoring/tunnel/csp";
+import { compressedBodies } from "@edge-monitoring/tunnel/compressed";
 import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "@edge-monitoring/tunnel/testing";
 import { tunnelMiddleware } from "@edge-monitoring/tunnel/hono";
 import { memoryListStore, readWatchSettings, watchBlockLists, watchedRequestsOf, watchMessages, type WatchLine } from "@edge-monitoring/tunnel/watch";
@@ -28,7 +29,7 @@ import { Hono } from "hono";
 
 const env: TunnelEnv & SpoolEnv = { SENTRY_DSN: "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2", TUNNEL_RATE_LIMITING: "off" };
 const runtime: TunnelRuntime = { log: (line: LogLine) => console.log(line) };
-const tunnel: TunnelWorker = createTunnel({ ...optionsFromEnv(env), spool: spoolFromEnv(env), cspReports: cspReports() }, runtime);
+const tunnel: TunnelWorker = createTunnel({ ...optionsFromEnv(env), spool: spoolFromEnv(env), cspReports: cspReports(), compressedBodies: compressedBodies() }, runtime);
 const share: ClientShare = tunnel.clientShare;
 const code: TunnelAnswerCode = "not_found";
 const lines = new RepeatedLines<{ event: string }>(10, (line) => console.log(line.repeats));

@@ -1,5 +1,4 @@
-import type { Delivered, Delivery } from "./deliver.ts";
-import type { Keeper } from "./keep.ts";
+import type { Delivered, Delivery, Keeper } from "./deliver.ts";
 import type { ReportTarget } from "./admit.ts";
 import type { TunnelSettings } from "./settings.ts";
 import type { SettingNames } from "./shared/checks.ts";

@@ -1,11 +1,10 @@
 import { sentryAnswer, tunnelAnswer, type Answer } from "./answers.ts";
-import type { Keeper } from "./keep.ts";
 import type { ReceivedEnvelope } from "./receive.ts";
 import { joinChunks } from "./shared/body.ts";
 import type { Deadline } from "./shared/deadline.ts";
 import type { SpooledEnvelope } from "./spool/store.ts";
 import type { ClientReports } from "./upstream/client-reports.ts";
-import { forwardEnvelope } from "./upstream/forward.ts";
+import { forwardEnvelope, type ForwardResult } from "./upstream/forward.ts";
 import { upstreamRequestHeaders } from "./upstream/header-policy.ts";
 
 /** The way to Sentry, built once per tunnel by `createTunnel`. */
@@ -14,8 +13,24 @@ export interface Delivery {
   reports: ClientReports;
   /** `undefined`: the runtime's own. */
   fetch: typeof fetch | undefined;
-  /** The spool's part, when the tunnel was given one: without it, what Sentry cannot take fails as Sentry did. */
+  /** The spool's or CSP reports' part (`keep.ts`), when given: without, Sentry's every answer is passed on as it came. */
   keeper: Keeper | undefined;
+}
+
+/**
+ * What the capabilities add to one envelope's delivery: Sentry's rate limits kept at the edge and
+ * the breaker, learnt from every envelope's answer (for the spool, and for CSP reports, which share
+ * an ingest with envelopes), and, with a spool, what is stored when Sentry cannot take it. A tunnel
+ * given neither has none, and forwards every envelope.
+ */
+export interface Keeper {
+  /**
+   * Before the forward: an envelope whose every item Sentry is rate-limiting is refused here, and
+   * one sent while the breaker is open goes straight to the spool. `undefined`: forward it.
+   */
+  beforeForward(envelope: ReceivedEnvelope, shipment: Shipment, deadline: Deadline): Promise<Delivered | undefined>;
+  /** After the forward: learns from Sentry's answer; the answer to give instead when Sentry could not take the envelope and it was stored. */
+  afterForward(forwarded: ForwardResult, shipment: Shipment): Promise<Answer | undefined>;
 }
 
 export interface Delivered {
@@ -41,8 +56,8 @@ export interface Shipment {
 
 /**
  * The third stage: sends an envelope that passed every check to Sentry, streaming what is left of
- * its body. A tunnel with a spool may answer instead (`keep.ts`): before, when Sentry is limiting
- * it or known down; after, when Sentry could not take it and it was stored.
+ * its body. A tunnel with a keeper may answer instead: before, when Sentry is limiting it or
+ * known down; after, when Sentry could not take it and it was stored.
  */
 export async function deliver(
   envelope: ReceivedEnvelope,

@@ -1,5 +1,5 @@
 import { tunnelAnswer, type Answer } from "./answers.ts";
-import type { Delivered, Shipment } from "./deliver.ts";
+import type { Keeper, Shipment } from "./deliver.ts";
 import { envelopeItemTypes } from "./envelope/items.ts";
 import type { ReceivedEnvelope } from "./receive.ts";
 import { pipeAfter, type BodyChunk } from "./shared/body.ts";
@@ -8,24 +8,7 @@ import { SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "./spool/budget.ts
 import type { Spool, SpoolBody } from "./spool/store.ts";
 import { discardedCategories, type ClientReports } from "./upstream/client-reports.ts";
 import { fateOfFailure, fateOfStatus } from "./upstream/fate.ts";
-import type { ForwardResult } from "./upstream/forward.ts";
 import type { UpstreamState } from "./upstream/state.ts";
-
-/**
- * What the capabilities add to one envelope's delivery: Sentry's rate limits kept at the edge and
- * the breaker, learnt from every envelope's answer (for the spool, and for CSP reports, which share
- * an ingest with envelopes), and, with a spool, what is stored when Sentry cannot take it. A tunnel
- * given neither has none, and forwards every envelope.
- */
-export interface Keeper {
-  /**
-   * Before the forward: an envelope whose every item Sentry is rate-limiting is refused here, and
-   * one sent while the breaker is open goes straight to the spool. `undefined`: forward it.
-   */
-  beforeForward(envelope: ReceivedEnvelope, shipment: Shipment, deadline: Deadline): Promise<Delivered | undefined>;
-  /** After the forward: learns from Sentry's answer; the answer to give instead when Sentry could not take the envelope and it was stored. */
-  afterForward(forwarded: ForwardResult, shipment: Shipment): Promise<Answer | undefined>;
-}
 
 /** What a keeper learns into, and, with a spool, stores with. */
 export interface KeeperParts extends UpstreamState {
