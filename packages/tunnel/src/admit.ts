@@ -75,10 +75,11 @@ export type Admission =
 
 /**
  * The first stage: every check that needs no body, cheapest and most telling first. The client's
- * share is spent only on a request its own pages could have sent (decision 028): what another
+ * share is spent only on a request its own pages could have sent: what another
  * site's page can make a browser send, a request to a path not served, from a foreign origin or by
  * another method, is refused before the limiter is asked, and so costs the visitor nothing.
  */
+// Decision 028.
 export async function admit(request: Request, gate: Gate): Promise<Admission> {
   const url = new URL(request.url);
   const kind = kindAt(url.pathname, gate);

@@ -4,8 +4,9 @@ import { reportPathOf, TUNNEL_PATH } from "./path.ts";
  * Words that generic filter rules key on, in paths or queries: EasyPrivacy's
  * `/monitoring?o=$xmlhttprequest` and `/api/sentry/tunnel$xmlhttprequest`, `/?sentry_key=`, and
  * the tracking vocabulary its generic rules are written in. A route holding one is the next to be
- * blocked on every site at once (decision 016).
+ * blocked on every site at once.
  */
+// Decision 016.
 export const FLAGGED_WORDS: readonly string[] = [
   "monitoring",
   "sentry",

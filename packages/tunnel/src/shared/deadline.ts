@@ -4,8 +4,9 @@
  *
  * One timer, cleared when the request ends. Reading the body and Sentry's answer race one promise
  * rather than listening on an abort signal; the signal is made only for the upstream `fetch`, which
- * must be cancelled, not merely left behind, when the deadline passes (decision 010).
+ * must be cancelled, not merely left behind, when the deadline passes.
  */
+// Decision 010 says why one race rather than a signal.
 export class Deadline {
   private controller: AbortController | undefined;
   private timer: ReturnType<typeof setTimeout>;

@@ -53,11 +53,12 @@ type Settled = Omit<SpoolLogLine, "event" | "age_s">;
  * {@link decideAfterAttempt} says; while Sentry is known to be down, defers it without asking
  * ({@link deferWhileDown}). Whatever gives an envelope up deletes its R2 object in the same step
  * and counts it in a client report. A retry is the message's own `retry()` with a delay, which
- * writes nothing (decision 029); only the 24-hour expiry gives up on an envelope.
+ * writes nothing; only the 24-hour expiry gives up on an envelope.
  *
  * Bodies that travel in their messages are sent together; bodies from R2 are held whole (up to the
  * envelope maximum) one at a time.
  */
+// Decision 029: a retry writes nothing.
 export function createSpoolConsumer(settings: SpoolConsumerSettings, parts: SpoolConsumerParts): (batch: MessageBatch<unknown>) => Promise<void> {
   const consumer: Consumer = { ...parts, settings };
   return (batch) => consumeBatch(batch, consumer);

@@ -12,7 +12,7 @@ import type { MeasurableQueue } from "./heartbeat.ts";
 /** One stored envelope: everything its later forward needs, as the live forward would have sent it. */
 export interface SpooledEnvelope {
   /**
-   * Retired, in two steps (decision 018): nothing reads it, as the consumer sends to the allow-list's
+   * Retired, in two steps: nothing reads it, as the consumer sends to the allow-list's
    * URL for the DSN. Step one, now: readers no longer require it, and it is still written, for a
    * Worker of the version before, which requires it, may still consume what this one stores (during
    * a deploy, or after a rollback). Step two, once no message written before step one can be left
@@ -34,8 +34,9 @@ export interface SpooledEnvelope {
   /**
    * The spool gzipped the client's uncompressed body to store it, and `headers` say `gzip` (so a
    * consumer of a version before, which does not know this field, sends it as gzip, which Sentry
-   * takes); this version's consumer inflates it and sends the client's bytes (decision 029).
+   * takes); this version's consumer inflates it and sends the client's bytes.
    */
+  // Decisions 018 (the retired `url`) and 029 (`packed`).
   packed?: "gzip";
 }
 

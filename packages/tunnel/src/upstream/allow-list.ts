@@ -29,8 +29,9 @@ type DsnVerdict = { ok: true; allowed: AllowedDsn } | { ok: false; reason: "dsn_
  * host in lower case, as host names are compared. So an allow-listed DSN matches whether it was
  * configured or sent with its secret or without, and whatever the case of its host; anything else
  * (another case of the key, a port written out, a path, text after the project id) does not. The DSN is
- * the gate, as for Relay and `@sentry/core`'s `handleTunnelRequest` (decision 011).
+ * the gate, as for Relay and `@sentry/core`'s `handleTunnelRequest`.
  */
+// Decision 011.
 export function checkEnvelopeDsn(dsnText: string, allowList: DsnAllowList): DsnVerdict {
   // The SDKs' own spelling is the canonical one: most envelopes need no parsing at all.
   const exact = allowList.get(dsnText);

@@ -56,8 +56,9 @@ export type ForwardFailure = "upstream_redirect" | EarlyEnd;
 /**
  * Sentry's answer: its status and headers, and the body of a refusal read whole up to
  * {@link MAX_ANSWER_BYTES}; a body that stalls is given up at the deadline, and the status stands.
- * A 2xx's body is not read (decision 026).
+ * A 2xx's body is not read.
  */
+// Decision 026.
 export interface UpstreamAnswer {
   status: number;
   headers: Headers;
