@@ -6,6 +6,7 @@ import { receiveEnvelope } from "./receive.ts";
 import { readTunnelSettings } from "./test-settings.ts";
 import { Deadline } from "./shared/deadline.ts";
 import type { SpoolBudget } from "./spool/budget.ts";
+import { InHandBudget } from "./spool/in-hand.ts";
 import type { Spool } from "./spool/store.ts";
 import { StubSentry, TEST_DSN } from "./harness.ts";
 import { compileAllowList } from "./upstream/allow-list.ts";
@@ -50,7 +51,7 @@ function memorySpool() {
  */
 async function send({ fetch, reports = { count: () => {}, flush: async () => {} }, spool, spoolBudget = async () => true }: { fetch: typeof globalThis.fetch; reports?: ClientReports; spool?: Spool; spoolBudget?: SpoolBudget }, body = BODY) {
   const allowList = compileAllowList(settings.allowedDsns, undefined);
-  const keeper = spool && createKeeper({ ...upstreamStateOf(allowList, Date.now), reports, store: { spool, spoolBudget, deferral: () => 0 } });
+  const keeper = spool && createKeeper({ ...upstreamStateOf(allowList, Date.now), reports, store: { spool, spoolBudget, inHand: new InHandBudget(32 * 1024 * 1024), deferral: () => 0 } });
   const delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports, fetch, keeper };
   return async () => {
     const request = new Request("https://app.example.com/monitoring?o=4501&p=4502&r=us", {

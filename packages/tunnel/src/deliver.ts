@@ -1,7 +1,8 @@
 import { sentryAnswer, tunnelAnswer, type Answer } from "./answers.ts";
 import type { ReceivedEnvelope } from "./receive.ts";
-import { joinChunks } from "./shared/body.ts";
+import { joinChunks, type BodyChunk } from "./shared/body.ts";
 import type { Deadline } from "./shared/deadline.ts";
+import type { InHand } from "./spool/in-hand.ts";
 import type { SpooledEnvelope } from "./spool/store.ts";
 import type { ClientReports } from "./upstream/client-reports.ts";
 import { forwardEnvelope, type ForwardResult } from "./upstream/forward.ts";
@@ -29,8 +30,13 @@ export interface Keeper {
    * one sent while the breaker is open goes straight to the spool. `undefined`: forward it.
    */
   beforeForward(envelope: ReceivedEnvelope, shipment: Shipment, deadline: Deadline): Promise<Delivered | undefined>;
-  /** After the forward: learns from Sentry's answer; the answer to give instead when Sentry could not take the envelope and it was stored. */
-  afterForward(forwarded: ForwardResult, shipment: Shipment): Promise<Answer | undefined>;
+  /** The rest of a body that streams to Sentry: with a spool, a copy is kept in hand as it goes, within a budget. */
+  streamed(envelope: ReceivedEnvelope, shipment: Shipment): ReadableStream<BodyChunk>;
+  /**
+   * After the forward: learns from Sentry's answer; the answer to give instead when Sentry could not
+   * take the envelope and it was stored, or could not be.
+   */
+  afterForward(forwarded: ForwardResult, shipment: Shipment, deadline: Deadline): Promise<Answer | undefined>;
 }
 
 export interface Delivered {
@@ -52,6 +58,8 @@ export interface Shipment {
   plain: Uint8Array | undefined;
   /** How long the stored envelope waits before the consumer reads it. */
   delaySeconds?: number;
+  /** The copy of a streaming body kept while it goes to Sentry (`Keeper.streamed`). */
+  inHand?: InHand;
 }
 
 /**
@@ -84,13 +92,13 @@ export async function deliver(
     headers,
     consumed: whole ? [whole] : head.consumed,
     consumedBytes: head.consumedBytes,
-    rest: whole ? undefined : body,
+    rest: whole ? undefined : (delivery.keeper?.streamed(envelope, shipment) ?? body),
     contentLength,
     maxBytes: delivery.maxEnvelopeBytes,
     deadline,
     fetch: delivery.fetch,
   });
-  const stored = await delivery.keeper?.afterForward(forwarded, shipment);
+  const stored = await delivery.keeper?.afterForward(forwarded, shipment, deadline);
   if (!forwarded.ok) return { answer: stored ?? tunnelAnswer(forwarded.reason), bytes: forwarded.bytes, upstreamStatus: null };
   return { answer: stored ?? sentryAnswer(forwarded.answer), bytes: forwarded.bytes, upstreamStatus: forwarded.answer.status };
 }

@@ -5,6 +5,7 @@ import type { ReceivedEnvelope } from "./receive.ts";
 import { pipeAfter, type BodyChunk } from "./shared/body.ts";
 import { earlyEnd, type Deadline } from "./shared/deadline.ts";
 import { SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "./spool/budget.ts";
+import { keepInHand, type InHandBudget } from "./spool/in-hand.ts";
 import type { Spool, SpoolBody } from "./spool/store.ts";
 import { discardedCategories, type ClientReports } from "./upstream/client-reports.ts";
 import { fateOfFailure, fateOfStatus } from "./upstream/fate.ts";
@@ -16,10 +17,14 @@ export interface KeeperParts extends UpstreamState {
   store: SpoolStore | undefined;
 }
 
-/** The spool, its byte budgets, and how long an envelope stored while Sentry is down waits (`spool/decision.ts`). */
+/**
+ * The spool, its byte budgets, the memory it keeps streaming bodies in, and how long an envelope
+ * stored while Sentry is down waits (`spool/decision.ts`).
+ */
 export interface SpoolStore {
   spool: Spool;
   spoolBudget: SpoolBudget;
+  inHand: InHandBudget;
   deferral: (failingForMs: number) => number;
 }
 
@@ -35,23 +40,42 @@ export function createKeeper({ limits, breakers, reports, store }: KeeperParts):
         return { answer: tunnelAnswer("sentry_rate_limited", sentrySaidNo), bytes: undefined, upstreamStatus: null };
       }
       const breaker = breakers.get(upstreamUrl)!;
-      if (!store || breaker.allows()) return undefined;
+      // A body of unknown length cannot go to R2 as it streams: it goes to Sentry, kept in hand.
+      if (!store || breaker.allows() || (!whole && contentLength === undefined)) return undefined;
       const down = { ...shipment, delaySeconds: store.deferral(breaker.failingForMs()) };
       const spooled = await spoolWhileSentryIsDown(envelope, down, deadline, store, reports);
       // What was stored is the whole body: read whole, or streamed to R2 at its declared length.
       return spooled && { answer: spooled, bytes: whole?.byteLength ?? contentLength, upstreamStatus: null };
     },
-    async afterForward(forwarded, shipment) {
+    streamed({ body, head, contentLength }, shipment) {
+      if (!store || !store.spool.accepts(shipment.stored, contentLength ?? store.inHand.ceiling)) return body;
+      const { toSentry, inHand } = keepInHand(head.consumed, body, contentLength, store.inHand);
+      shipment.inHand = inHand;
+      return toSentry;
+    },
+    async afterForward(forwarded, shipment, deadline) {
       const { dsn } = shipment.stored;
       const breaker = breakers.get(shipment.upstreamUrl)!;
-      if (forwarded.ok) {
-        limits.record(dsn, forwarded.answer.status, forwarded.answer.headers);
-        if (fateOfStatus(forwarded.answer.status) !== "unavailable") return void breaker.succeeded();
-      } else if (fateOfFailure(forwarded.reason) !== "unavailable") {
-        return undefined;
+      try {
+        if (forwarded.ok) {
+          limits.record(dsn, forwarded.answer.status, forwarded.answer.headers);
+          if (fateOfStatus(forwarded.answer.status) !== "unavailable") return void breaker.succeeded();
+        } else if (fateOfFailure(forwarded.reason) !== "unavailable") {
+          return undefined;
+        }
+        breaker.failed();
+        if (!store) return undefined;
+        if (shipment.whole) return await storeInSpool(shipment.whole, shipment, store, reports);
+        if (!shipment.inHand) return undefined;
+        // The client may still be sending what Sentry failed under: the copy is waited for, within the deadline.
+        const held = await deadline.race(shipment.inHand.body).catch(() => undefined);
+        if (held) return await storeInSpool(held, shipment, store, reports);
+        if (!shipment.inHand.outgrew()) return undefined;
+        reports.count(dsn, "buffer_overflow", discardedCategories(undefined));
+        return tunnelAnswer("not_kept_in_hand");
+      } finally {
+        shipment.inHand?.release();
       }
-      breaker.failed();
-      return store && shipment.whole && storeInSpool(shipment.whole, shipment, store, reports);
     },
   };
 }

@@ -14,6 +14,7 @@ import { createDeadLetterConsumer } from "./spool/dead-letters.ts";
 import { deferralSeconds } from "./spool/decision.ts";
 import { spoolHeartbeat } from "./spool/heartbeat.ts";
 import { checkedQueues, claimQueues } from "./spool/queues.ts";
+import { InHandBudget } from "./spool/in-hand.ts";
 import { createSpoolRecorder } from "./spool/record.ts";
 import { createSpool, type SpoolQueue } from "./spool/store.ts";
 import { consumerBreakersFor, upstreamStateOf } from "./upstream/state.ts";
@@ -55,6 +56,14 @@ export interface SpoolOptions {
    * @default 10
    */
   retrySeconds?: number | undefined;
+  /**
+   * The memory, in bytes, one isolate holds of bodies over 64 KiB while they stream to Sentry, so
+   * that one Sentry fails under can still be stored; a body over half of it is not held, and is
+   * lost if Sentry fails under it (503 `not_kept_in_hand`, counted as `buffer_overflow` in Sentry's
+   * client reports).
+   * @default 33554432 (32 MiB: a quarter of an isolate's 128 MB)
+   */
+  inHandBytes?: number | undefined;
   /**
    * How long, in seconds, the oldest stored envelope may wait before `spoolHeartbeat()` says `stale`.
    * @default 3600 (an hour)
@@ -117,6 +126,7 @@ export function spoolFromEnv(env: SpoolEnv): TunnelCapability<"spool"> | undefin
 }
 
 const DEFAULT_RETRY_SECONDS = 10;
+const DEFAULT_IN_HAND_BYTES = 32 * 1024 * 1024;
 /** An hour: Sentry failing that long, or a consumer stuck, is worth an alert. */
 const DEFAULT_MAX_AGE_SECONDS = 3600;
 
@@ -136,6 +146,7 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
   const policy = { spoolRetrySeconds: retrySeconds };
   const record = createSpoolRecorder({ log: core.log, analytics: core.analytics });
   const consumerSettings = { ...settings, spoolRetrySeconds: retrySeconds, spoolMaxRetries: queues.maxRetries };
+  const inHand = new InHandBudget(check.positiveInteger("inHandBytes", options.inHandBytes, DEFAULT_IN_HAND_BYTES));
   const upstream = upstreamStateOf(allowList, now);
   const { limits } = upstream;
   const breakers = consumerBreakersFor(upstream.breakers, now, retrySeconds);
@@ -146,6 +157,7 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
       store: {
         spool: createSpool({ queue, bucket }),
         spoolBudget: createSpoolBudget(budgets.client, budgets.total, now),
+        inHand,
         deferral: (failingForMs) => deferralSeconds(failingForMs, policy, random),
       },
     }),
@@ -163,7 +175,9 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
         `on: ${names("queue")}, queue ${queues.queue} and dead letters ${queues.deadLetterQueue}` +
         (budgets.client ? `, bytes held to ${names("clientBudget")} and ${names("totalBudget")}` : "") +
         "; its depth is in each tunnel_spool_batch and tunnel_spool_heartbeat line",
-      large_bodies: bucket ? `R2: ${names("bucket")}` : `off: ${names("bucket")} is not given, so only bodies that fit in a message are stored`,
+      large_bodies:
+        (bucket ? `R2: ${names("bucket")}` : `off: ${names("bucket")} is not given, so only bodies that fit in a message are stored`) +
+        `; ${mebibytes(inHand.bytes)} MiB kept in hand of bodies streaming to Sentry, each up to ${mebibytes(inHand.ceiling)} MiB`,
     },
   };
 }
@@ -188,3 +202,5 @@ function checkedBudgets(options: SpoolOptions, core: CoreParts, names: SettingNa
     total: check.limiter("totalBudget", options.totalBudget, required("the bytes every client stores in the spool")),
   };
 }
+
+const mebibytes = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;

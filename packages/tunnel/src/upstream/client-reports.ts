@@ -12,6 +12,7 @@ import { forwardWhole } from "./forward.ts";
  * - `ratelimit_backoff`: Sentry's rate limit, held at the edge without calling Sentry;
  * - `network_error`: Sentry could not take it for 24 hours (expired);
  * - `queue_overflow`: over the spool's byte budget;
+ * - `buffer_overflow`: Sentry failed under a streaming body larger than the spool keeps in hand;
  * - `send_error`: its DSN is no longer allowed (counted in the app's own project);
  * - `internal_sdk_error`: the spool could not handle the message (dead-lettered, unreadable);
  * - `before_send`: a host's own report its rules drop (the app's, of a request another site's page made).
@@ -19,7 +20,7 @@ import { forwardWhole } from "./forward.ts";
 /** The data category Sentry files a CSP report under, in the client reports of what the edge dropped. */
 export const SECURITY_CATEGORY = "security";
 
-export type DiscardReason = "ratelimit_backoff" | "network_error" | "queue_overflow" | "send_error" | "internal_sdk_error" | "before_send";
+export type DiscardReason = "ratelimit_backoff" | "network_error" | "queue_overflow" | "buffer_overflow" | "send_error" | "internal_sdk_error" | "before_send";
 
 interface Discarded {
   reason: DiscardReason;

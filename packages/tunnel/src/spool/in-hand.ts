@@ -1,0 +1,108 @@
+import { joinChunks, type BodyChunk } from "../shared/body.ts";
+
+/**
+ * The memory one tunnel holds (per isolate: a tunnel is built once in each) of large bodies while
+ * they stream to Sentry, so that a body Sentry fails under can still be stored. Every byte held is
+ * reserved here first; a body over half of it is not held at all, so that two can always be at once.
+ */
+export class InHandBudget {
+  readonly bytes: number;
+  /** The largest body held. */
+  readonly ceiling: number;
+  #free: number;
+
+  constructor(bytes: number) {
+    this.bytes = bytes;
+    this.ceiling = Math.floor(bytes / 2);
+    this.#free = bytes;
+  }
+
+  /** Takes `bytes` from the budget, or nothing when they are not free. */
+  reserve(bytes: number): boolean {
+    if (bytes > this.#free) return false;
+    this.#free -= bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.#free += bytes;
+  }
+}
+
+/** A copy of a body taken while it streams to Sentry. */
+export interface InHand {
+  /** The whole body once it has come; `undefined` when it outgrew the ceiling or the budget, or failed. */
+  body: Promise<BodyChunk | undefined>;
+  /** Whether it was not held for want of memory: the ceiling or the budget; not the client's failure. */
+  outgrew(): boolean;
+  /** Gives its memory back: once Sentry has taken the body, or it has been stored. */
+  release(): void;
+}
+
+const NOT_HELD: InHand = { body: Promise.resolve(undefined), outgrew: () => true, release: () => {} };
+
+/**
+ * The rest of the body, teed: one branch for Sentry, and one read here into memory within
+ * `budget`, whose chunks the other branch shares rather than copies. The copy is read on its own,
+ * not as fast as Sentry takes the other: a Sentry that fails before the body's end leaves the copy
+ * to finish. A body of declared length reserves it all at once; one of unknown length as it grows.
+ */
+export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, contentLength: number | undefined, budget: InHandBudget): { toSentry: ReadableStream<BodyChunk>; inHand: InHand } {
+  const consumedBytes = consumed.reduce((total, chunk) => total + chunk.byteLength, 0);
+  let reserved = contentLength ?? consumedBytes;
+  if (reserved > budget.ceiling || !budget.reserve(reserved)) return { toSentry: rest, inHand: NOT_HELD };
+  const [branch, toHand] = rest.tee();
+  const reader = toHand.getReader();
+  let released = false;
+  let outgrew = false;
+  const body = (async () => {
+    const chunks = [...consumed];
+    let length = consumedBytes;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (released) return undefined;
+        if (done) return joinChunks(chunks, length);
+        length += value.byteLength;
+        if (length > reserved) {
+          outgrew = length > budget.ceiling || !budget.reserve(length - reserved);
+          if (outgrew) break;
+          reserved = length;
+        }
+        chunks.push(value);
+      }
+    } catch {
+      // The client's body failed: Sentry's branch fails with it.
+    }
+    // Not held after all: its memory goes back at once.
+    release();
+    return undefined;
+  })();
+  function release(): void {
+    if (released) return;
+    released = true;
+    budget.release(reserved);
+    reader.cancel().catch(() => {});
+  }
+  return { toSentry: readByScript(branch), inHand: { body, outgrew: () => outgrew, release } };
+}
+
+/**
+ * A tee's branch, as a stream of this script's own: workerd pipes none of its own streams into
+ * another of its transforms (the forward's `FixedLengthStream`), so Sentry's branch is read here,
+ * a chunk at a time, and only while the forward asks.
+ */
+function readByScript(branch: ReadableStream<BodyChunk>): ReadableStream<BodyChunk> {
+  const reader = branch.getReader();
+  return new ReadableStream<BodyChunk>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
