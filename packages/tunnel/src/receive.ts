@@ -30,7 +30,7 @@ type Reception =
 const CLIENT_FAULTS: ReadonlySet<string> = new Set(["body_timeout", "body_incomplete"]);
 
 /** Bodies up to this size (most events) are read whole before the header is looked at. */
-const SMALL_BODY_BYTES = 64 * 1024;
+export const SMALL_BODY_BYTES = 64 * 1024;
 
 /**
  * The second stage: the body's declared length and coding, then its header line, read within the

@@ -12,6 +12,7 @@ import { createSpoolBudget } from "./spool/budget.ts";
 import { createSpoolConsumer } from "./spool/consumer.ts";
 import { createDeadLetterConsumer } from "./spool/dead-letters.ts";
 import { deferralSeconds } from "./spool/decision.ts";
+import { SPOOL_DEFAULTS } from "./spool/defaults.ts";
 import { spoolHeartbeat } from "./spool/heartbeat.ts";
 import { checkedQueues, claimQueues } from "./spool/queues.ts";
 import { InHandBudget } from "./spool/in-hand.ts";
@@ -125,11 +126,6 @@ export function spoolFromEnv(env: SpoolEnv): TunnelCapability<"spool"> | undefin
   return spool(Object.assign(options, { [READ_FROM]: VARIABLE_OF }));
 }
 
-const DEFAULT_RETRY_SECONDS = 10;
-const DEFAULT_IN_HAND_BYTES = 32 * 1024 * 1024;
-/** An hour: Sentry failing that long, or a consumer stuck, is worth an alert. */
-const DEFAULT_MAX_AGE_SECONDS = 3600;
-
 /** The spool's parts, sharing the tunnel's allow-list, client reports and state of Sentry (its limits, the breakers). */
 function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
   const names = settingNames(options, "spool.");
@@ -141,12 +137,12 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
   const queues = checkedQueues(options, names);
   // A Worker's bindings of fixed names give one spool; options in code can give two the same name.
   if (!(READ_FROM in options)) claimQueues(queues, settings.routes.join(" "), names);
-  const retrySeconds = check.positiveInteger("retrySeconds", options.retrySeconds, DEFAULT_RETRY_SECONDS);
-  const maxAgeSeconds = check.positiveInteger("maxAgeSeconds", options.maxAgeSeconds, DEFAULT_MAX_AGE_SECONDS);
+  const retrySeconds = check.positiveInteger("retrySeconds", options.retrySeconds, SPOOL_DEFAULTS.retrySeconds);
+  const maxAgeSeconds = check.positiveInteger("maxAgeSeconds", options.maxAgeSeconds, SPOOL_DEFAULTS.maxAgeSeconds);
   const policy = { spoolRetrySeconds: retrySeconds };
   const record = createSpoolRecorder({ log: core.log, analytics: core.analytics });
   const consumerSettings = { ...settings, spoolRetrySeconds: retrySeconds, spoolMaxRetries: queues.maxRetries };
-  const inHand = new InHandBudget(check.positiveInteger("inHandBytes", options.inHandBytes, DEFAULT_IN_HAND_BYTES));
+  const inHand = new InHandBudget(check.positiveInteger("inHandBytes", options.inHandBytes, SPOOL_DEFAULTS.inHandBytes));
   const upstream = upstreamStateOf(allowList, now);
   const { limits } = upstream;
   const breakers = consumerBreakersFor(upstream.breakers, now, retrySeconds);

@@ -3,7 +3,7 @@ import type { DiscardReason } from "../upstream/client-reports.ts";
 /** Relay's own `max_envelope_delay`: an envelope is delivered within this, or given up at it. */
 export const MAX_ENVELOPE_AGE_MS = 24 * 60 * 60 * 1000;
 /** The longest wait between two tries, whatever the try. */
-const MAX_BACKOFF_SECONDS = 60 * 60;
+export const MAX_BACKOFF_SECONDS = 60 * 60;
 
 /** What one delivery of a stored envelope came to. */
 export type AttemptResult =
