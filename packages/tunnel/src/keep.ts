@@ -81,9 +81,9 @@ export function createKeeper({ limits, breakers, reports, store }: KeeperParts):
 }
 
 /**
- * Sentry is down: the envelope goes straight to the spool, without waiting on Sentry. What cannot
- * be stored (a body of unknown length, which R2 cannot take; a large one without a bucket) still
- * tries Sentry: `undefined`.
+ * Sentry is down: the envelope goes straight to the spool, without waiting on Sentry; a streaming
+ * body of declared length into R2 as it arrives. What cannot be stored (a large one without a
+ * bucket) still tries Sentry: `undefined`.
  */
 async function spoolWhileSentryIsDown(
   { body, head, contentLength }: ReceivedEnvelope,

@@ -11,8 +11,10 @@ import type { CoreOptions } from "./core-options.ts";
  */
 export interface TunnelOptions extends CoreOptions {
   /**
-   * Where envelopes Sentry cannot take now are kept and delivered from later: `spool({ … })` of
-   * `@edge-monitoring/tunnel/spool`.
+   * Where envelopes Sentry cannot take now are kept and delivered from later, for up to 24 hours:
+   * `spool({ … })` of `@edge-monitoring/tunnel/spool`. A body over 64 KiB is kept in hand while it
+   * streams to Sentry, within `inHandBytes` per isolate, so that it is stored if Sentry fails under
+   * it; past that it is lost with an error (503 `not_kept_in_hand`), counted in Sentry's client reports.
    * @default none: what Sentry cannot take is answered with the failure
    */
   spool?: TunnelCapability<"spool"> | undefined;
