@@ -68,7 +68,7 @@ export function createKeeper({ limits, breakers, reports, store }: KeeperParts):
         if (shipment.whole) return await storeInSpool(shipment.whole, shipment, store, reports);
         if (!shipment.inHand) return undefined;
         // The client may still be sending what Sentry failed under: the copy is waited for, within the deadline.
-        const held = await deadline.race(shipment.inHand.body).catch(() => undefined);
+        const held = await deadline.race(shipment.inHand.body()).catch(() => undefined);
         if (held) return await storeInSpool(held, shipment, store, reports);
         if (!shipment.inHand.outgrew()) return undefined;
         reports.count(dsn, "buffer_overflow", discardedCategories(undefined));

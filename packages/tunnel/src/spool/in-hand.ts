@@ -32,59 +32,85 @@ export class InHandBudget {
 /** A copy of a body taken while it streams to Sentry. */
 export interface InHand {
   /** The whole body once it has come; `undefined` when it outgrew the ceiling or the budget, or failed. */
-  body: Promise<BodyChunk | undefined>;
+  body(): Promise<BodyChunk | undefined>;
   /** Whether it was not held for want of memory: the ceiling or the budget; not the client's failure. */
   outgrew(): boolean;
   /** Gives its memory back: once Sentry has taken the body, or it has been stored. */
   release(): void;
 }
 
-const NOT_HELD: InHand = { body: Promise.resolve(undefined), outgrew: () => true, release: () => {} };
+const NOT_HELD: InHand = { body: async () => undefined, outgrew: () => true, release: () => {} };
 
 /**
  * The rest of the body, teed: one branch for Sentry, and one read here into memory within
- * `budget`, whose chunks the other branch shares rather than copies. The copy is read on its own,
- * not as fast as Sentry takes the other: a Sentry that fails before the body's end leaves the copy
- * to finish. A body of declared length reserves it all at once; one of unknown length as it grows.
+ * `budget`. The copy is read on its own, not as fast as Sentry takes the other: a Sentry that fails
+ * before the body's end leaves the copy to finish. A body of declared length reserves it all at
+ * once and is read in one native call (the runtime holds it to that length); one of unknown length
+ * reserves as it grows, a chunk at a time. The parts are joined only when the copy is stored.
  */
 export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, contentLength: number | undefined, budget: InHandBudget): { toSentry: ReadableStream<BodyChunk>; inHand: InHand } {
   const consumedBytes = consumed.reduce((total, chunk) => total + chunk.byteLength, 0);
   let reserved = contentLength ?? consumedBytes;
   if (reserved > budget.ceiling || !budget.reserve(reserved)) return { toSentry: rest, inHand: NOT_HELD };
   const [branch, toHand] = rest.tee();
-  const reader = toHand.getReader();
   let released = false;
   let outgrew = false;
-  const body = (async () => {
-    const chunks = [...consumed];
-    let length = consumedBytes;
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (released) return undefined;
-        if (done) return joinChunks(chunks, length);
-        length += value.byteLength;
-        if (length > reserved) {
-          outgrew = length > budget.ceiling || !budget.reserve(length - reserved);
-          if (outgrew) break;
-          reserved = length;
-        }
-        chunks.push(value);
-      }
-    } catch {
-      // The client's body failed: Sentry's branch fails with it.
-    }
-    // Not held after all: its memory goes back at once.
-    release();
-    return undefined;
-  })();
-  function release(): void {
+  const release = () => {
     if (released) return;
     released = true;
     budget.release(reserved);
-    reader.cancel().catch(() => {});
-  }
+    toHand.cancel().catch(() => {});
+  };
+  /** Grows the reservation to hold `restBytes` after what was read; `false` when that does not fit, or the copy was let go. */
+  const grow = (restBytes: number) => {
+    const length = consumedBytes + restBytes;
+    if (released) return false;
+    if (length <= reserved) return true;
+    outgrew = length > budget.ceiling || !budget.reserve(length - reserved);
+    if (outgrew) return false;
+    reserved = length;
+    return true;
+  };
+  const parts = (contentLength === undefined ? readGrowing(toHand, grow) : readDeclared(toHand, grow)).then(
+    (read) => {
+      if (read && !released) return [...consumed, ...read];
+      release();
+      return undefined;
+    },
+    () => {
+      // The client's body failed: Sentry's branch fails with it.
+      release();
+      return undefined;
+    },
+  );
+  const body = async () => {
+    const read = await parts;
+    return read && joinChunks(read, read.reduce((total, chunk) => total + chunk.byteLength, 0));
+  };
   return { toSentry: readByScript(branch), inHand: { body, outgrew: () => outgrew, release } };
+}
+
+/** A branch of declared length, in one native call; a body that ran past its reservation is not kept. */
+async function readDeclared(branch: ReadableStream<BodyChunk>, grow: (length: number) => boolean): Promise<BodyChunk[] | undefined> {
+  const rest = new Uint8Array(await new Response(branch).arrayBuffer());
+  return grow(rest.byteLength) ? [rest] : undefined;
+}
+
+/** A branch of unknown length, a chunk at a time, each reserved before it is kept. */
+async function readGrowing(branch: ReadableStream<BodyChunk>, grow: (length: number) => boolean): Promise<BodyChunk[] | undefined> {
+  const reader = branch.getReader();
+  const chunks: BodyChunk[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return chunks;
+    length += value.byteLength;
+    if (!grow(length)) {
+      reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
 }
 
 /**
