@@ -17,7 +17,7 @@ export function cspReports(): TunnelCapability<"csp"> {
       const upstream = upstreamStateOf(allowList, now);
       return {
         forward: (request, deadline, target, delivery) => forwardSecurityReport(request, deadline, target, delivery, upstream),
-        // Envelopes' answers tell the reports' ingest apart as failing or limiting: one ingest takes both.
+        // Envelopes' answers say whether the ingest, which takes the reports too, is failing or limiting.
         keeper: createKeeper({ ...upstream, reports, store: undefined }),
       };
     },
