@@ -2,7 +2,7 @@ import { tunnelAnswer, type Answer } from "./answers.ts";
 import type { Keeper, Shipment } from "./deliver.ts";
 import { envelopeItemTypes } from "./envelope/items.ts";
 import type { ReceivedEnvelope } from "./receive.ts";
-import { pipeAfter, type BodyChunk } from "./shared/body.ts";
+import { pipeAfter, readByScript, type BodyChunk } from "./shared/body.ts";
 import { earlyEnd, type Deadline } from "./shared/deadline.ts";
 import { SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "./spool/budget.ts";
 import { keepInHand, type InHandBudget } from "./spool/in-hand.ts";
@@ -128,22 +128,9 @@ async function storeInSpool(
  */
 function prefixed(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, length: number): { stream: ReadableStream<Uint8Array>; clientFailed: () => boolean } {
   const { readable, writable } = new FixedLengthStream(length);
-  const reader = rest.getReader();
   let clientFailed = false;
-  // A reader of its own rather than a native pipe: this path runs only while Sentry is down.
-  const watched = new ReadableStream<BodyChunk>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
-      } catch (error) {
-        clientFailed = true;
-        controller.error(error);
-      }
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
+  // Read by script rather than piped natively: this path runs only while Sentry is down.
+  const watched = readByScript(rest, () => (clientFailed = true));
   pipeAfter(consumed, watched, writable).catch((error: unknown) => writable.abort(error).catch(() => {}));
   return { stream: readable, clientFailed: () => clientFailed };
 }

@@ -75,3 +75,28 @@ export async function pipeAfter(consumed: readonly BodyChunk[], rest: ReadableSt
   writer.releaseLock();
   await rest.pipeTo(writable, options);
 }
+
+/**
+ * A stream read by this script, a chunk at a time and only as its reader asks: for a stream workerd
+ * will not pipe natively (a tee's branch of a body the script made), or one whose failure must be
+ * told apart from its destination's. `failed` hears of the source's error before the stream errors.
+ */
+export function readByScript(source: ReadableStream<BodyChunk>, failed: () => void = () => {}): ReadableStream<BodyChunk> {
+  const reader = source.getReader();
+  return new ReadableStream<BodyChunk>(
+    {
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        } catch (error) {
+          failed();
+          controller.error(error);
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}

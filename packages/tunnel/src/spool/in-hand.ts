@@ -1,4 +1,4 @@
-import { joinChunks, type BodyChunk } from "../shared/body.ts";
+import { joinChunks, readByScript, type BodyChunk } from "../shared/body.ts";
 
 /**
  * The memory one tunnel holds (per isolate: a tunnel is built once in each) of large bodies while
@@ -87,6 +87,7 @@ export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<
     const read = await parts;
     return read && joinChunks(read, read.reduce((total, chunk) => total + chunk.byteLength, 0));
   };
+  // workerd pipes no tee's branch of a body the script made into the forward's `FixedLengthStream`.
   return { toSentry: readByScript(branch), inHand: { body, outgrew: () => outgrew, release } };
 }
 
@@ -111,24 +112,4 @@ async function readGrowing(branch: ReadableStream<BodyChunk>, grow: (length: num
     }
     chunks.push(value);
   }
-}
-
-/**
- * A tee's branch, as a stream of this script's own: workerd pipes none of its own streams into
- * another of its transforms (the forward's `FixedLengthStream`), so Sentry's branch is read here,
- * a chunk at a time, and only while the forward asks.
- */
-function readByScript(branch: ReadableStream<BodyChunk>): ReadableStream<BodyChunk> {
-  const reader = branch.getReader();
-  return new ReadableStream<BodyChunk>(
-    {
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    },
-    { highWaterMark: 0 },
-  );
 }
