@@ -24,7 +24,6 @@ import { cspReports } from "@edge-monitoring/tunnel/csp";
 import { compressedBodies } from "@edge-monitoring/tunnel/compressed";
 import { TUNNEL_ANSWERS, type TunnelAnswerCode } from "@edge-monitoring/tunnel/testing";
 import { tunnelMiddleware } from "@edge-monitoring/tunnel/hono";
-import { memoryListStore, readWatchSettings, watchBlockLists, watchedRequestsOf, watchMessages, type WatchLine } from "@edge-monitoring/tunnel/watch";
 import { Hono } from "hono";
 
 const env: TunnelEnv & SpoolEnv = { SENTRY_DSN: "https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2", TUNNEL_RATE_LIMITING: "off" };
@@ -52,10 +51,6 @@ export default {
   async scheduled(): Promise<void> {
     const heartbeat: SpoolHeartbeatLine | undefined = await tunnel.spoolHeartbeat();
     console.log(heartbeat?.status);
-    const watch = readWatchSettings({ TUNNEL_WATCH: "on", TUNNEL_WATCH_HOST: "example.com" });
-    if (!watch) return;
-    const line: WatchLine = await watchBlockLists({ settings: watch, requests: watchedRequestsOf(description), store: memoryListStore() });
-    for (const { message, fingerprint } of watchMessages(line)) console.log(message, fingerprint);
   },
 };
 `;
@@ -107,7 +102,6 @@ try {
       dependencies: {
         "@edge-monitoring/tunnel": `file:${tarball}`,
         "@sentry/core": rootPackage.dependencies["@sentry/core"],
-        "@ghostery/adblocker": rootPackage.dependencies["@ghostery/adblocker"],
         hono: rootPackage.devDependencies.hono,
       },
       devDependencies: { typescript: rootPackage.devDependencies.typescript, "@cloudflare/workers-types": rootPackage.devDependencies["@cloudflare/workers-types"] },

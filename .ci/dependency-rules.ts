@@ -2,7 +2,6 @@
  * The tunnel's layering, checked by dependency-cruiser in `npm run typecheck` (decision 012).
  * Inside `packages/tunnel/src/`, each folder imports only itself and the folders below it:
  *   root (the tunnel, its stages and answers) → spool/ → upstream/ → envelope/ → request/ → shared/
- * `watch/` (the list watch and its engine) is an entry of its own that nothing else reaches.
  * The package's boundary is its own: its `tsconfig.json` (`rootDir`) refuses an import from outside
  * it, and its `exports` refuse a reach past its two entries. No import cycle anywhere.
  */
@@ -48,13 +47,6 @@ const configuration: IConfiguration = {
       to: { circular: true },
     },
     ...layers,
-    {
-      name: "tunnel-watch-stays-apart",
-      comment: `${SOURCE}/watch/ brings the filter engine, an optional peer: only its own entry may reach it, so that a Worker importing the rest of the package never loads it.`,
-      severity: "error",
-      from: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/watch/` },
-      to: { path: `^${SOURCE}/watch/` },
-    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -1,5 +1,5 @@
 import { dsnFacts, variableReader, type TunnelEnv } from "@edge-monitoring/tunnel";
-import { readWatchSettings, type WatchSettings, type WatchVariables } from "@edge-monitoring/tunnel/watch";
+import { readWatchSettings, type WatchSettings, type WatchVariables } from "@edge-monitoring/list-watch";
 
 export { ConfigError } from "@edge-monitoring/tunnel";
 

@@ -16,7 +16,7 @@ import { checkInSpool } from "./spool-heartbeat";
 import { watchLists } from "./list-watch";
 import { pageScripts } from "./page-scripts";
 import { LIST_WATCH_CRON } from "../app/monitoring/operator-monitors";
-import { memoryListStore, r2ListStore } from "@edge-monitoring/tunnel/watch";
+import { memoryListStore, r2ListStore } from "@edge-monitoring/list-watch";
 
 /**
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and

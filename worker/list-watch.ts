@@ -1,5 +1,5 @@
 import { captureCheckIn, captureMessage } from "@sentry/cloudflare";
-import { watchBlockLists, watchedRequestsOf, watchMessages, type ListStore, type WatchedRequest, type WatchSettings } from "@edge-monitoring/tunnel/watch";
+import { watchBlockLists, watchedRequestsOf, watchMessages, type ListStore, type WatchedRequest, type WatchSettings } from "@edge-monitoring/list-watch";
 import type { TunnelWorker } from "@edge-monitoring/tunnel";
 
 import { LIST_WATCH_MONITOR_SLUG, listWatchMonitorConfig } from "../app/monitoring/operator-monitors";

@@ -1,32 +1,8 @@
 import type { ServerBuild } from "@remix-run/cloudflare";
-
-/** `import … from "x.js"`, `import "x.js"` and `import("x.js")`, as esbuild writes them. */
-const IMPORT = /(?:from|import)\s*\(?\s*["']([^"']+\.js)["']/g;
+import { scriptsReachable } from "@edge-monitoring/list-watch";
 
 /** Scripts the Worker follows at most: the app's pages load about a dozen. */
 const MAX_SCRIPTS = 100;
-
-/** The scripts `text` imports, statically or not, as URLs against `base`. */
-export function importsOf(text: string, base: string | URL): URL[] {
-  return [...text.matchAll(IMPORT)].map((match) => new URL(match[1]!, base));
-}
-
-/**
- * Every script of `origin` reachable from `starts` through their imports, static or dynamic (the
- * SDK's chunk is a dynamic import), each read once with `read`, at most `max`: what the Worker's
- * list watch and `npm run check:blockers` ask the blockers about.
- */
-export async function scriptsReachable(starts: readonly URL[], origin: string, read: (script: URL) => Promise<string>, max: number): Promise<URL[]> {
-  const queue = [...starts];
-  const found = new Map<string, URL>();
-  while (queue.length > 0 && found.size < max) {
-    const script = queue.shift()!;
-    if (found.has(script.href) || script.origin !== origin) continue;
-    found.set(script.href, script);
-    queue.push(...importsOf(await read(script), script));
-  }
-  return [...found.values()];
-}
 
 /**
  * Every script a page of the app can load, as paths: Remix's manifest itself, the client entry's

@@ -10,8 +10,8 @@ import { build } from "esbuild";
 import { it } from "vitest";
 
 import { LIST_WATCH_CRON } from "../../app/monitoring/operator-monitors";
-import { listTexts } from "../../scripts/filter-lists";
-import { startListServer } from "../../scripts/list-server";
+import { listTexts } from "@edge-monitoring/list-watch/lists";
+import { startListServer } from "@edge-monitoring/list-watch/list-server";
 import { FakeIngest } from "../support/fake-ingest";
 import { freePort } from "../support/http";
 import { APP_DSN, startWorker } from "../support/worker";

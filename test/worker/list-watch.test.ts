@@ -1,12 +1,12 @@
 import { readdirSync } from "node:fs";
 
 import { eventually } from "@edge-monitoring/tunnel/testing";
-import type { WatchLine } from "@edge-monitoring/tunnel/watch";
+import type { WatchLine } from "@edge-monitoring/list-watch";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { LIST_WATCH_CRON, LIST_WATCH_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
-import { listTexts } from "../../scripts/filter-lists";
-import { startListServer, type ListServer } from "../../scripts/list-server";
+import { listTexts } from "@edge-monitoring/list-watch/lists";
+import { startListServer, type ListServer } from "@edge-monitoring/list-watch/list-server";
 import { buildEnvelope, payloads, received } from "../support/envelopes";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { root } from "../support/workerd";

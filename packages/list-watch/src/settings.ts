@@ -1,4 +1,4 @@
-import { ConfigError, variableReader, type VariableValue } from "../shared/variables.ts";
+import { ConfigError, variableReader } from "@edge-monitoring/tunnel";
 
 /**
  * The lists uBlock Origin enables by default, at the addresses its own `assets.json` fetches them
@@ -25,7 +25,8 @@ export interface WatchSettings {
   lists: readonly string[];
 }
 
-export type WatchVariables = Partial<Record<"TUNNEL_WATCH" | "TUNNEL_WATCH_LISTS" | "TUNNEL_WATCH_HOST", VariableValue>>;
+/** The watch's Worker variables, as wrangler gives them: text, or a number or boolean from an unquoted TOML value. */
+export type WatchVariables = Partial<Record<"TUNNEL_WATCH" | "TUNNEL_WATCH_LISTS" | "TUNNEL_WATCH_HOST", string | number | boolean>>;
 
 /** A DNS name: letters, digits and hyphens in dot-separated labels, nothing else. */
 const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;

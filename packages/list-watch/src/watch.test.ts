@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
+
 import { describe, expect, it } from "vitest";
 
-import { tunnelUnderTest } from "../harness.ts";
+import { tunnelUnderTest } from "@edge-monitoring/tunnel/testing";
 
 import { watchMessages } from "./messages.ts";
 import { memoryListStore } from "./store.ts";
@@ -61,6 +63,11 @@ describe("watchBlockLists: whether the lists block what the site's pages send an
     expect(message!.fingerprint).toEqual(["tunnel-watch", PRIVACY, `||${HOST}${ROUTE}$xhr`]);
     expect(message!.message).toContain(`${PRIVACY} (version 202611281200) has the rule ||${HOST}${ROUTE}$xhr, which blocks envelopes (${ROUTE}) on ${HOST}`);
     expect(message!.message).toContain("To do: set TUNNEL_ROUTE.");
+    // The package README's sample line has a real line's fields, and its block a real block's.
+    const sample = JSON.parse(/```json\n(.*)\n```/.exec(readFileSync(new URL("../README.md", import.meta.url), "utf8"))![1]!) as WatchLine;
+    expect(Object.keys(sample).sort()).toEqual(Object.keys(line).sort());
+    expect(Object.keys(sample.blocks[0]!).sort()).toEqual(Object.keys(line.blocks[0]!).sort());
+    expect(Object.keys(sample.lists[0]!).sort()).toEqual(Object.keys(line.lists[0]!).sort());
   });
 
   it("reads a list that opens with blank lines", async () => {

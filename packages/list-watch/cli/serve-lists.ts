@@ -1,7 +1,7 @@
 // npm run lists [-- --port 8799] [-- --rule '<filter>'] [-- <list file> …]: serves filter lists on
 // loopback for the Worker's list watch under `npm start`: uBlock Origin's default lists as Debian
 // ships them, or the files given, and with --rule one more list holding that rule (to see a block).
-// README, "Ad-blockers", says what to set and how to run the check.
+// The app's README, "Ad-blockers", says what to set and how to run the check.
 import { parseArgs } from "node:util";
 
 import { listFiles, listTexts } from "./filter-lists.ts";

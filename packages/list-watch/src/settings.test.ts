@@ -1,4 +1,4 @@
-import { configRefusal } from "../harness.ts";
+import { configRefusal } from "@edge-monitoring/tunnel/testing";
 import { describe, expect, it } from "vitest";
 
 import { DEFAULT_WATCH_LISTS, MAX_WATCH_LISTS, readWatchSettings } from "./settings.ts";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 
-import { watchBlockLists, type WatchedRequest } from "@edge-monitoring/tunnel/watch";
+import { watchBlockLists, type WatchedRequest } from "../src/index.ts";
 import { afterAll, describe, expect, it } from "vitest";
 
 import { BUNDLED_LISTS, listTexts, loadFilterEngines } from "./filter-lists.ts";

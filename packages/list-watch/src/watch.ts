@@ -1,6 +1,5 @@
-import type { TunnelDescription } from "../describe.ts";
-import { reportPathOf } from "../request/path.ts";
-import { RECORD_VERSION } from "../shared/record-version.ts";
+import type { TunnelDescription } from "@edge-monitoring/tunnel";
+
 import { listName } from "./list-name.ts";
 import { RunOutOfTime } from "./pause.ts";
 import { readList, type ListFailure, type ListReadLimits } from "./list-read.ts";
@@ -8,10 +7,16 @@ import type { WatchSettings } from "./settings.ts";
 import { memoryListStore, type ListStore } from "./store.ts";
 import type { Block, SiteRules, WatchedRequest } from "./verdicts.ts";
 
+/**
+ * The version of the `tunnel_watch` line's fields, its `v`: a field is only ever added within a
+ * version, as in the tunnel's own lines.
+ */
+const WATCH_LINE_VERSION = 1;
+
 /** The one line of each run: what a Workers Observability alert counts, and what the host turns into a check-in. */
 export interface WatchLine {
   event: "tunnel_watch";
-  v: typeof RECORD_VERSION;
+  v: typeof WATCH_LINE_VERSION;
   /** `clear`: no list blocks any request; `blocked`: one does; `failed`: a list or the engine gave no verdict, so nothing is known. */
   status: "clear" | "blocked" | "failed";
   host: string;
@@ -91,7 +96,9 @@ export function watchedRequestsOf(description: TunnelDescription): WatchedReques
   if (description.pages_post_to) {
     const route = description.pages_post_to;
     requests.push({ what: "envelopes", path: route, type: "xmlhttprequest", remedy: ROUTE_REMEDY });
-    const reportPath = reportPathOf(new URL(route, "https://host.invalid").pathname);
+    const path = new URL(route, "https://host.invalid").pathname;
+    // The tunnel's rule for a route's report path; the package's tests hold it to a tunnel's description.
+    const reportPath = path === "/monitoring" ? "/monitoring/security-report" : `${path}/csp`;
     if (description.csp_reports_served.includes(reportPath)) requests.push({ what: "CSP reports", path: reportPath, type: "csp_report", remedy: ROUTE_REMEDY });
   }
   for (const path of description.sentry_sdk_paths_served) {
@@ -115,7 +122,7 @@ export async function watchBlockLists(options: WatchOptions): Promise<WatchLine>
   const started = now();
   const line: WatchLine = {
     event: "tunnel_watch",
-    v: RECORD_VERSION,
+    v: WATCH_LINE_VERSION,
     status: "failed",
     host: settings.host,
     requests_checked: 0,

@@ -7,7 +7,7 @@
  */
 import { getTunnelPath } from "sentry-core-11";
 
-import { importsOf, scriptsReachable } from "../worker/page-scripts.ts";
+import { importsOf, scriptsReachable } from "../src/scripts-reachable.ts";
 import { listFiles, loadFilterEngines, type BlockerRequest, type Verdict } from "./filter-lists.ts";
 
 /** Scripts followed from the page, at most: a page loads a few dozen. */
