@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 
 import { appTunnel } from "../worker/app-tunnel";
 import { ConfigError, readConfig } from "./config.server";
-import { LIST_WATCH_CRON } from "./monitoring/operator-monitors";
+import { LIST_WATCH_CRON } from "../worker/operator-monitors";
 
 describe("readConfig", () => {
   it("has working defaults for an empty environment", () => {

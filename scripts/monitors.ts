@@ -16,7 +16,7 @@ import { ConfigError, createTunnel, optionsFromEnv, type TunnelEnv } from "@edge
 import { unstable_readConfig } from "wrangler";
 
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults.ts";
-import { LIST_WATCH_CRON, PROBE_MONITOR_NAME, probeEnvelope, SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "../app/monitoring/operator-monitors.ts";
+import { LIST_WATCH_CRON, PROBE_MONITOR_NAME, probeEnvelope, SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "../worker/operator-monitors.ts";
 import { boundedText, printableLine } from "./api-answer.ts";
 import { localVariables } from "./local-settings.ts";
 

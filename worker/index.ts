@@ -15,7 +15,7 @@ import { reportTunnelBug } from "./report-tunnel-bug";
 import { checkInSpool } from "./spool-heartbeat";
 import { watchLists } from "./list-watch";
 import { pageScripts } from "./page-scripts";
-import { LIST_WATCH_CRON } from "../app/monitoring/operator-monitors";
+import { LIST_WATCH_CRON } from "./operator-monitors";
 import { memoryListStore, r2ListStore } from "@edge-monitoring/list-watch";
 
 /**

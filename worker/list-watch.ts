@@ -2,7 +2,7 @@ import { captureCheckIn, captureMessage } from "@sentry/cloudflare";
 import { watchBlockLists, watchedRequestsOf, watchMessages, type ListStore, type WatchedRequest, type WatchSettings } from "@edge-monitoring/list-watch";
 import type { TunnelWorker } from "@edge-monitoring/tunnel";
 
-import { LIST_WATCH_MONITOR_SLUG, listWatchMonitorConfig } from "../app/monitoring/operator-monitors";
+import { LIST_WATCH_MONITOR_SLUG, listWatchMonitorConfig } from "./operator-monitors";
 
 const SCRIPT_REMEDY =
   "rename the module whose chunk it is, so that the file Remix names after it no longer matches (the SDK's is app/monitoring/sdk.client.ts), and deploy";

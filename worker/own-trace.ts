@@ -1,5 +1,5 @@
 import type { SentryConfig } from "../app/config.server";
-import { ownTrace } from "../app/monitoring/incoming-trace.server";
+import { ownTrace } from "./incoming-trace";
 import { RELEASE } from "../app/release.generated";
 
 /**

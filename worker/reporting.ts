@@ -1,7 +1,7 @@
 import type { CloudflareOptions } from "@sentry/cloudflare";
 
 import type { AppConfig } from "../app/config.server";
-import { workerSentryOptions, type ReportGate } from "../app/monitoring/worker-options.server";
+import { workerSentryOptions, type ReportGate } from "./sentry-options";
 import { RepeatedLines, type ClientShare } from "@edge-monitoring/tunnel";
 
 /** How the Worker reports: its SDK's settings, and whether a request's client may have it report once more. */

@@ -1,6 +1,6 @@
 import { captureCheckIn } from "@sentry/cloudflare";
 
-import { SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "../app/monitoring/operator-monitors";
+import { SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "./operator-monitors";
 import type { TunnelWorker } from "@edge-monitoring/tunnel";
 
 /**

@@ -9,7 +9,7 @@ import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { it } from "vitest";
 
-import { LIST_WATCH_CRON } from "../../app/monitoring/operator-monitors";
+import { LIST_WATCH_CRON } from "../../worker/operator-monitors";
 import { listTexts } from "@edge-monitoring/list-watch/lists";
 import { startListServer } from "@edge-monitoring/list-watch/list-server";
 import { FakeIngest } from "../support/fake-ingest";

@@ -4,7 +4,7 @@ import { eventually } from "@edge-monitoring/tunnel/testing";
 import type { WatchLine } from "@edge-monitoring/list-watch";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
-import { LIST_WATCH_CRON, LIST_WATCH_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
+import { LIST_WATCH_CRON, LIST_WATCH_MONITOR_SLUG } from "../../worker/operator-monitors";
 import { listTexts } from "@edge-monitoring/list-watch/lists";
 import { startListServer, type ListServer } from "@edge-monitoring/list-watch/list-server";
 import { buildEnvelope, payloads, received } from "../support/envelopes";

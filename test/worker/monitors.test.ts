@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { PROBE_MONITOR_NAME, SPOOL_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
+import { PROBE_MONITOR_NAME, SPOOL_MONITOR_SLUG } from "../../worker/operator-monitors";
 import { parseEnvelope } from "../support/envelopes";
 import { root } from "../support/workerd";
 import { useIngestAndWorker } from "../support/ingest-and-worker";

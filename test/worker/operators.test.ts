@@ -1,7 +1,7 @@
 import { eventually } from "@edge-monitoring/tunnel/testing";
 import { describe, expect, it } from "vitest";
 
-import { SPOOL_MONITOR_SLUG } from "../../app/monitoring/operator-monitors";
+import { SPOOL_MONITOR_SLUG } from "../../worker/operator-monitors";
 import { buildEnvelope, payloads, received } from "../support/envelopes";
 import { answerOk } from "../support/fake-ingest";
 import { useIngestAndWorker } from "../support/ingest-and-worker";

@@ -78,7 +78,7 @@ export async function deliver(
   const whole = head.ended || head.consumedBytes === contentLength ? joinChunks(head.consumed, head.consumedBytes) : undefined;
   const headers = upstreamRequestHeaders(clientHeaders, encoding, contentLength);
   const shipment: Shipment = {
-    stored: { url: upstreamUrl, headers, dsn, receivedAt },
+    stored: { headers, dsn, receivedAt },
     upstreamUrl,
     clientIp: clientHeaders.get("cf-connecting-ip"),
     whole,

@@ -16,7 +16,6 @@ export interface TunnelEnv {
   TUNNEL_SENTRY_PATHS?: VariableValue;
   TUNNEL_MAX_ENVELOPE_BYTES?: VariableValue;
   TUNNEL_TIMEOUT_MS?: VariableValue;
-  TUNNEL_RATE_LIMIT_PERIOD_SECONDS?: VariableValue;
   TUNNEL_RATE_LIMITING?: VariableValue;
   TUNNEL_LOG_FORWARDED?: VariableValue;
   TUNNEL_UPSTREAM_ORIGIN?: VariableValue;
@@ -37,7 +36,6 @@ const VARIABLE_OF = {
   sentryPaths: "TUNNEL_SENTRY_PATHS",
   maxEnvelopeBytes: "TUNNEL_MAX_ENVELOPE_BYTES",
   timeoutMs: "TUNNEL_TIMEOUT_MS",
-  limiterPeriodSeconds: "TUNNEL_RATE_LIMIT_PERIOD_SECONDS",
   logForwarded: "TUNNEL_LOG_FORWARDED",
   upstreamOrigin: "TUNNEL_UPSTREAM_ORIGIN",
   limiter: "TUNNEL_RATE_LIMITER",
@@ -69,7 +67,6 @@ export function optionsFromEnv(env: TunnelEnv): TunnelOptions {
     sentryPaths: read.onOrOff("TUNNEL_SENTRY_PATHS", undefined),
     maxEnvelopeBytes: read.positiveInteger("TUNNEL_MAX_ENVELOPE_BYTES", undefined),
     timeoutMs: read.positiveInteger("TUNNEL_TIMEOUT_MS", undefined),
-    limiterPeriodSeconds: read.positiveInteger("TUNNEL_RATE_LIMIT_PERIOD_SECONDS", undefined),
     logForwarded: read.onOrOff("TUNNEL_LOG_FORWARDED", undefined),
     upstreamOrigin: read.optionalOrigin("TUNNEL_UPSTREAM_ORIGIN"),
     limiter: limiterOf(env, read.onOrOff("TUNNEL_RATE_LIMITING", true)),

@@ -70,7 +70,6 @@ describe("readTunnelSettings: the defaults, written once in the README", () => {
   const READ_AS: Record<string, (settings: ReturnType<typeof readTunnelSettings>) => number> = {
     TUNNEL_MAX_ENVELOPE_BYTES: (settings) => settings.maxEnvelopeBytes,
     TUNNEL_TIMEOUT_MS: (settings) => settings.timeoutMs,
-    TUNNEL_RATE_LIMIT_PERIOD_SECONDS: (settings) => settings.rateLimitPeriodSeconds,
   };
 
   it("reads an empty environment as the README's table of variables says", () => {

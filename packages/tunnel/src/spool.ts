@@ -88,7 +88,6 @@ export interface SpoolEnv {
   TUNNEL_SPOOL_TOTAL_BUDGET?: Limiter;
   TUNNEL_SPOOL_QUEUE_NAME?: VariableValue;
   TUNNEL_DEAD_LETTER_QUEUE_NAME?: VariableValue;
-  TUNNEL_SPOOL_MAX_RETRIES?: VariableValue;
   TUNNEL_SPOOL_RETRY_SECONDS?: VariableValue;
   TUNNEL_SPOOL_MAX_AGE_SECONDS?: VariableValue;
 }
@@ -100,7 +99,6 @@ const VARIABLE_OF = {
   totalBudget: "TUNNEL_SPOOL_TOTAL_BUDGET",
   queueName: "TUNNEL_SPOOL_QUEUE_NAME",
   deadLetterQueueName: "TUNNEL_DEAD_LETTER_QUEUE_NAME",
-  maxRetries: "TUNNEL_SPOOL_MAX_RETRIES",
   retrySeconds: "TUNNEL_SPOOL_RETRY_SECONDS",
   maxAgeSeconds: "TUNNEL_SPOOL_MAX_AGE_SECONDS",
 } as const;
@@ -119,7 +117,6 @@ export function spoolFromEnv(env: SpoolEnv): TunnelCapability<"spool"> | undefin
     totalBudget: env.TUNNEL_SPOOL_TOTAL_BUDGET,
     queueName: read.text("TUNNEL_SPOOL_QUEUE_NAME") || undefined,
     deadLetterQueueName: read.text("TUNNEL_DEAD_LETTER_QUEUE_NAME") || undefined,
-    maxRetries: read.positiveInteger("TUNNEL_SPOOL_MAX_RETRIES", undefined),
     retrySeconds: read.positiveInteger("TUNNEL_SPOOL_RETRY_SECONDS", undefined),
     maxAgeSeconds: read.positiveInteger("TUNNEL_SPOOL_MAX_AGE_SECONDS", undefined),
   };

@@ -10,7 +10,7 @@ const APP = "https://app.example.com";
 const PARTNER = "https://partner.example.com";
 const TUNNEL = `${APP}/monitoring?o=4501&p=4502&r=us`;
 /** Every request's line, those of envelopes Sentry took included: these tests read them. */
-const ENV: TestEnv = { SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "30", TUNNEL_LOG_FORWARDED: "on" };
+const ENV: TestEnv = { SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, TUNNEL_LOG_FORWARDED: "on" };
 const settings = readTunnelSettings(ENV);
 
 /** Sentry as the harness's stub `fetch`, answering as `answer` says (200 by default). */
@@ -83,8 +83,8 @@ describe("the tunnel: the rate limiter", () => {
     const response = await tunnel(envelopeRequest({ "cf-connecting-ip": "203.0.113.5" }));
     expect(limit).toHaveBeenCalledWith({ key: "203.0.113.5" });
     expect(response.status).toBe(429);
-    expect(response.headers.get("retry-after")).toBe("30");
-    expect(response.headers.get("x-sentry-rate-limits")).toBe("30::key");
+    expect(response.headers.get("retry-after")).toBe("10");
+    expect(response.headers.get("x-sentry-rate-limits")).toBe("10::key");
     expect(await reasonOf(response)).toBe("rate_limited");
     expect(log[0]).toMatchObject({ outcome: "rejected", reason: "rate_limited", status: 429 });
   });
@@ -258,7 +258,7 @@ describe("the tunnel: CSP reports, held where an envelope would be", () => {
     for (let report = 0; report < 20; report += 1) statuses.push((await tunnel(reportRequest())).status);
     expect(statuses).toEqual(Array(20).fill(429));
     expect(urlsOf(sentry)).toEqual([ENVELOPE_ENDPOINT]);
-    // One line for the client's first refusal of the limiter's window of 30 s; the rest are carried
+    // One line for the client's first refusal of the limiter's window of 10 s; the rest are carried
     // by a line of their own once a later window begins.
     const refusal = { kind: "security_report", outcome: "rejected", reason: "sentry_rate_limited", upstream_status: null };
     expect(log.slice(1)).toEqual([expect.objectContaining({ ...refusal, repeats: 0 })]);

@@ -20,7 +20,7 @@ function message(body: unknown, attempts = 1) {
 
 function stored(overrides: Partial<SpooledEnvelope> = {}): SpooledEnvelope {
   const body = new TextEncoder().encode(`{"dsn":"${DSN}"}\n{"type":"event"}\n{}\n`);
-  return { url: "https://o1.ingest.us.sentry.io/api/2/envelope/", headers: {}, dsn: DSN, receivedAt: NOW - 60_000, body, ...overrides };
+  return { headers: {}, dsn: DSN, receivedAt: NOW - 60_000, body, ...overrides };
 }
 
 function runtime(answer: () => Response | Promise<Response>) {
@@ -101,10 +101,9 @@ describe("the spool's consumer, with a fake batch", () => {
     expect(fakes.lines).toEqual([expect.objectContaining({ event: "tunnel_spool_batch", messages: 50, retried: 0, deferred: 50 })]);
   });
 
-  it("delivers an envelope stored without the retired url field, to the allow-list's URL for its DSN", async () => {
+  it("delivers a stored envelope to the allow-list's URL for its DSN, whatever URL an older version wrote beside it", async () => {
     const fakes = runtime(() => new Response("{}"));
-    const { url: _retired, ...withoutUrl } = stored();
-    const delivered = message(withoutUrl);
+    const delivered = message({ ...stored(), url: "https://elsewhere.example/api/2/envelope/" });
     await consume(fakes, delivered);
     expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "delivered" }), expect.objectContaining({ event: "tunnel_spool_batch", delivered: 1, retried: 0 })]);
     expect(fakes.sentry.took.map((took) => took.url)).toEqual(["https://o1.ingest.us.sentry.io/api/2/envelope/?hsts=0"]);

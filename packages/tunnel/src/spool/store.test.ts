@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 
 import { createSpool, isSpooledEnvelope, unpacked, type Spool, type SpoolBody, type SpooledEnvelope } from "./store.ts";
 
-const ENVELOPE = { url: "https://o1.ingest.sentry.io/api/2/envelope/", headers: { "content-type": "application/x-sentry-envelope" }, dsn: "https://k@o1.ingest.sentry.io/2", receivedAt: 0 };
+const ENVELOPE = { headers: { "content-type": "application/x-sentry-envelope" }, dsn: "https://k@o1.ingest.sentry.io/2", receivedAt: 0 };
 
 function fakes({ failSend = false } = {}) {
   const sent: SpooledEnvelope[] = [];

@@ -11,14 +11,6 @@ import type { MeasurableQueue } from "./heartbeat.ts";
 
 /** One stored envelope: everything its later forward needs, as the live forward would have sent it. */
 export interface SpooledEnvelope {
-  /**
-   * Retired, in two steps: nothing reads it, as the consumer sends to the allow-list's
-   * URL for the DSN. Step one, now: readers no longer require it, and it is still written, for a
-   * Worker of the version before, which requires it, may still consume what this one stores (during
-   * a deploy, or after a rollback). Step two, once no message written before step one can be left
-   * (a day) and no rollback below it is wanted: writers stop, and the field goes.
-   */
-  url?: string;
   /** The forward's headers (type, encoding, length, the client's identity). */
   headers: Record<string, string>;
   /** The envelope's DSN, for Sentry's rate limits remembered at the edge. */
@@ -36,7 +28,7 @@ export interface SpooledEnvelope {
    * consumer of a version before, which does not know this field, sends it as gzip, which Sentry
    * takes); this version's consumer inflates it and sends the client's bytes.
    */
-  // Decisions 018 (the retired `url`) and 029 (`packed`).
+  // Decision 029.
   packed?: "gzip";
 }
 

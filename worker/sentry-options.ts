@@ -2,11 +2,11 @@ import type { CloudflareOptions } from "@sentry/cloudflare";
 import type { Event } from "@sentry/core";
 import { httpServerIntegration } from "@sentry/cloudflare";
 
-import type { AppConfig } from "../config.server";
-import { RELEASE } from "../release.generated";
-import { dropNotFoundTransactions, dropThrownRedirects } from "./filters";
-import { madeByAnotherSite } from "./initiator.server";
-import { scrubRequestData } from "./request-data.server";
+import type { AppConfig } from "../app/config.server";
+import { RELEASE } from "../app/release.generated";
+import { dropNotFoundTransactions, dropThrownRedirects } from "../app/monitoring/filters";
+import { madeByAnotherSite } from "./initiator";
+import { scrubRequestData } from "./request-data";
 
 /** Who a report is made on behalf of: the request's client, and whether another site's page made it send the request. */
 export interface ReportedFor {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { madeByAnotherSite } from "./initiator.server";
+import { madeByAnotherSite } from "./initiator";
 
 /** The fetch metadata Chromium sends for each, as seen on the wire. */
 const sent = (site: string, mode: string, dest: string) => ({ "sec-fetch-site": site, "sec-fetch-mode": mode, "sec-fetch-dest": dest });

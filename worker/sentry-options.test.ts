@@ -1,9 +1,9 @@
 import type { Integration, TransactionEvent } from "@sentry/core";
 import { describe, expect, it } from "vitest";
 
-import { readConfig } from "../config.server";
-import { RELEASE } from "../release.generated";
-import { workerSentryOptions } from "./worker-options.server";
+import { readConfig } from "../app/config.server";
+import { RELEASE } from "../app/release.generated";
+import { workerSentryOptions } from "./sentry-options";
 
 const config = readConfig({
   SENTRY_DSN: "https://k@o11.ingest.us.sentry.io/21",

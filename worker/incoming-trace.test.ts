@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import { ownTrace, type OwnTraceSettings } from "./incoming-trace.server";
+import { ownTrace, type OwnTraceSettings } from "./incoming-trace";
 
 const TRACE_ID = "0123456789abcdef0123456789abcdef";
 const SPAN_ID = "0123456789abcdef";

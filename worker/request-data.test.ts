@@ -1,7 +1,7 @@
 import type { Event } from "@sentry/core";
 import { describe, expect, it } from "vitest";
 
-import { scrubRequestData } from "./request-data.server";
+import { scrubRequestData } from "./request-data";
 
 const SECRETS = ["Basic c2VjcmV0OnBhc3N3b3Jk", "api-key-value", "session-cookie", "bearer-value", "query-token", "proxy-pass"];
 
