@@ -1,9 +1,13 @@
 /**
- * The tunnel's layering, checked by dependency-cruiser in `npm run typecheck` (decision 012).
- * Inside `packages/tunnel/src/`, each folder imports only itself and the folders below it:
- *   root (the tunnel, its stages and answers) → spool/ → upstream/ → envelope/ → request/ → shared/
- * The package's boundary is its own: its `tsconfig.json` (`rootDir`) refuses an import from outside
- * it, and its `exports` refuse a reach past its two entries. No import cycle anywhere.
+ * The tunnel's house, checked by dependency-cruiser in `npm run typecheck` (decisions 012, 038).
+ * `packages/tunnel/src/` holds its entries (`index`, `spool`, `csp`, `compressed`, `hono`,
+ * `testing`) and rooms; each room imports only itself and the rooms below it:
+ *   setup/ (what a host calls once: options, settings, the composition root) → stages/ (one
+ *   request's stages and answers) → spool/ → upstream/ → envelope/ → request/ → shared/
+ * The stages are given the settings and the capabilities' parts, so they may name those types from
+ * setup/, type-only. `testing/` is the harness, above all rooms. The package's boundary is its own:
+ * its `tsconfig.json` (`rootDir`) refuses an import from outside it, and its `exports` refuse a
+ * reach past its entries. No import cycle anywhere.
  */
 import type { IConfiguration, IForbiddenRuleType } from "dependency-cruiser";
 
@@ -15,27 +19,56 @@ const below: Record<string, string> = {
   envelope: "envelope|request|shared",
   upstream: "upstream|envelope|request|shared",
   spool: "spool|upstream|envelope|request|shared",
+  stages: "stages|spool|upstream|envelope|request|shared",
+  setup: "setup|stages|spool|upstream|envelope|request|shared",
 };
 
-/** A test below the root may also use the harness every test of a Worker uses (`harness.ts`), and nothing else above it. */
+/** A test inside a room may also use the harness every test of a Worker uses (`testing/harness.ts`), and nothing else above it. */
 const TEST = "\\.(workerd\\.)?test\\.ts$";
 
 const layers: IForbiddenRuleType[] = Object.entries(below).flatMap(([folder, allowed]): IForbiddenRuleType[] => [
   {
     name: `tunnel-${folder}-imports-down`,
-    comment: `${SOURCE}/${folder}/ may import only ${allowed.split("|").join(", ")}: nothing above it, and never the tunnel's root.`,
+    comment: `${SOURCE}/${folder}/ may import only ${allowed.split("|").join(", ")}: no room above it, no entry, never the harness.`,
     severity: "error",
     from: { path: `^${SOURCE}/${folder}/`, pathNot: TEST },
-    to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/(${allowed})/` },
+    to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/(${folder === "stages" ? `${allowed}|setup` : allowed})/` },
   },
   {
     name: `tunnel-${folder}-tests-import-down`,
-    comment: `A test in ${SOURCE}/${folder}/ may import ${allowed.split("|").join(", ")} and the test harness, harness.ts.`,
+    comment: `A test in ${SOURCE}/${folder}/ may import ${allowed.split("|").join(", ")} and the test harness.`,
     severity: "error",
     from: { path: `^${SOURCE}/${folder}/.*${TEST}` },
-    to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/((${allowed})/|harness\\.ts$)` },
+    to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/((${allowed})/|testing/)` },
   },
 ]);
+
+/** What the stages may name of setup/: the types they are given (the settings, the capabilities' parts), nothing that runs. */
+const stagesTypesOnly: IForbiddenRuleType[] = [
+  {
+    name: "tunnel-stages-given-types-only",
+    comment: `${SOURCE}/stages/ may name types from setup/, never run its code.`,
+    severity: "error",
+    from: { path: `^${SOURCE}/stages/` },
+    to: { path: `^${SOURCE}/setup/`, dependencyTypesNot: ["type-only"] },
+  },
+  {
+    name: "tunnel-stages-given-settings-and-parts",
+    comment: `${SOURCE}/stages/ may name only the settings' and the capabilities' types of setup/.`,
+    severity: "error",
+    from: { path: `^${SOURCE}/stages/` },
+    to: { path: `^${SOURCE}/setup/(?!(settings|capability)\\.ts$)` },
+  },
+];
+
+/** The whole-package suites use the tunnel as adopters do: through its entries, with the harness's unshipped helpers. */
+const suitesUseEntries: IForbiddenRuleType = {
+  name: "tunnel-suites-use-entries",
+  comment: "packages/tunnel/test/ may import the package's entries and testing/, nothing behind them.",
+  severity: "error",
+  from: { path: "^packages/tunnel/test/" },
+  to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/((index|spool|csp|compressed|hono|testing)\\.ts$|testing/)` },
+};
 
 const configuration: IConfiguration = {
   forbidden: [
@@ -47,6 +80,8 @@ const configuration: IConfiguration = {
       to: { circular: true },
     },
     ...layers,
+    ...stagesTypesOnly,
+    suitesUseEntries,
   ],
   options: {
     doNotFollow: { path: "node_modules" },

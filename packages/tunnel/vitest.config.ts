@@ -20,7 +20,7 @@ const root = fileURLToPath(new URL(".", import.meta.url));
 export const tunnelProjects: TestProjectInlineConfiguration[] = [
   {
     extends: true,
-    test: { name: "tunnel", root, include: ["src/**/*.test.ts"], exclude: ["src/**/*.workerd.test.ts"], environment: "node" },
+    test: { name: "tunnel", root, include: ["src/**/*.test.ts", "test/**/*.test.ts"], exclude: ["**/*.workerd.test.ts"], environment: "node" },
   },
   {
     extends: true,
@@ -38,7 +38,7 @@ export const tunnelProjects: TestProjectInlineConfiguration[] = [
         },
       }),
     ],
-    test: { name: "tunnel-workerd", root, include: ["src/**/*.workerd.test.ts"] },
+    test: { name: "tunnel-workerd", root, include: ["src/**/*.workerd.test.ts", "test/**/*.workerd.test.ts"] },
   },
 ];
 

@@ -14,7 +14,7 @@ import { APP_TUNNEL, APP_DSN, startWorker } from "../support/worker";
  * log, the memory a bomb would take, a client that stalls on a real connection. Every test here
  * failed before the tunnel was hardened. The tunnel's own attacks (every phase of the deadline,
  * DSN spellings, CORS, Sentry's answer, fuzzing and the property over bodies) are the package's,
- * in workerd (`packages/tunnel/src/tunnel.workerd.test.ts`).
+ * in workerd (`packages/tunnel/test/tunnel.workerd.test.ts`).
  */
 
 const MiB = 1024 * 1024;

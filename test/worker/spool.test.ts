@@ -63,7 +63,7 @@ class SwitchableIngest {
  * The spool as this app's Worker wires it: the queue and its consumer, R2 and the budgets as
  * `wrangler.toml` binds them, run by Miniflare, and the home page's Monitoring panel. The spool's
  * own cases (the consumer's verdicts, the budgets, the breaker, Sentry's refusals and limits) are
- * the package's, in workerd (`packages/tunnel/src/spool.workerd.test.ts`).
+ * the package's, in workerd (`packages/tunnel/test/spool.workerd.test.ts`).
  */
 describe("the spool: nothing the tunnel accepted is lost while Sentry is down", () => {
   const { ingest, worker } = useIngestAndWorker(

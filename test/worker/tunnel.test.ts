@@ -23,7 +23,7 @@ const attachmentEnvelope = (size: number) => buildEnvelope({ attachmentBytes: si
  * The tunnel in the app's built Worker, over real sockets: what the entry wires (the route, the
  * upstream, the limiter, the log) and what only a socket shows (a client that hangs up, Sentry
  * unreachable, a body that streams through). The tunnel's own cases, every refusal, deadline and
- * header among them, are the package's, in workerd (`packages/tunnel/src/tunnel.workerd.test.ts`).
+ * header among them, are the package's, in workerd (`packages/tunnel/test/tunnel.workerd.test.ts`).
  */
 describe("the tunnel in the built Worker", () => {
   const { ingest, worker } = useIngestAndWorker({ TUNNEL_ALLOWED_ORIGINS: "https://partner.example.com", TUNNEL_TIMEOUT_MS: "2000" }, UNLIMITED);

@@ -5,7 +5,7 @@
  * Sentry as it came. A Worker that does not import it does not carry the inflater, and refuses such
  * envelopes with 415 `unsupported_encoding`.
  */
-import { BUILD, type TunnelCapability } from "./capability.ts";
+import { BUILD, type TunnelCapability } from "./setup/capability.ts";
 import { scanCompressedHead } from "./envelope/inflate.ts";
 
 /** Compressed envelopes, for a tunnel's `compressedBodies` option: `createTunnel({ …, compressedBodies: compressedBodies() })`. */

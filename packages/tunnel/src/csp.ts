@@ -4,9 +4,9 @@
  * (the tunnel's `dsn`), held by the same limits as envelopes. A Worker that does not import it
  * does not carry it, and does not serve those paths.
  */
-import { BUILD, type TunnelCapability } from "./capability.ts";
-import { forwardSecurityReport } from "./forward-report.ts";
-import { createKeeper } from "./keep.ts";
+import { BUILD, type TunnelCapability } from "./setup/capability.ts";
+import { forwardSecurityReport } from "./stages/forward-report.ts";
+import { createKeeper } from "./stages/keep.ts";
 import { upstreamStateOf } from "./upstream/state.ts";
 
 /** CSP reports, for a tunnel's `cspReports` option: `createTunnel({ …, cspReports: cspReports() })`. */

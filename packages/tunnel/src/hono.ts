@@ -4,7 +4,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 
-import type { TunnelWorker } from "./worker.ts";
+import type { TunnelWorker } from "./setup/worker.ts";
 
 /**
  * Middleware that answers what `tunnel` serves (`tunnel.handle`) and calls `next()` for everything

@@ -3,9 +3,9 @@
  * (and R2 for large bodies), and delivered from by the Worker's own `queue()`. Given to a tunnel
  * as `createTunnel({ …, spool: spool({ … }) })`; a Worker that does not import it does not carry it.
  */
-import { BUILD, type CoreParts, type SpoolParts, type TunnelCapability } from "./capability.ts";
-import { unboundLimit } from "./from-env.ts";
-import { createKeeper } from "./keep.ts";
+import { BUILD, type CoreParts, type SpoolParts, type TunnelCapability } from "./setup/capability.ts";
+import { unboundLimit } from "./setup/from-env.ts";
+import { createKeeper } from "./stages/keep.ts";
 import { checks, READ_FROM, settingNames, type Limiter, type SettingNames } from "./shared/checks.ts";
 import { ConfigError, variableReader, type VariableValue } from "./shared/variables.ts";
 import { createSpoolBudget } from "./spool/budget.ts";

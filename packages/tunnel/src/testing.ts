@@ -15,4 +15,4 @@ export {
   TUNNEL_ANSWERS,
   tunnelUnderTest,
   type TunnelAnswerCode,
-} from "./harness.ts";
+} from "./testing/harness.ts";

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { wholeBody, type BodyChunk } from "../shared/body.ts";
-import { TEST_DSN } from "../harness.ts";
+import { TEST_DSN } from "../testing/harness.ts";
 import { readEnvelopeHead, type HeadResult } from "./head.ts";
 import { scanCompressedHead } from "./inflate.ts";
 import { MAX_HEADER_LINE_BYTES } from "./header-line.ts";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 
 import { getTunnelPath } from "sentry-core-11";
 
-import { TEST_DSN } from "../harness.ts";
+import { TEST_DSN } from "../testing/harness.ts";
 import { derivedRoute, FLAGGED_WORDS, routeProblem, sentryTunnelPath } from "./route.ts";
 
 /** An app such as this one: its pages, and `/build/*`, where Remix serves its scripts. */

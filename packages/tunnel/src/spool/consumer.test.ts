@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 
-import { StubSentry } from "../harness.ts";
+import { StubSentry } from "../testing/harness.ts";
 import { compileAllowList } from "../upstream/allow-list.ts";
 import type { ClientReports } from "../upstream/client-reports.ts";
 import { parseDsn } from "../upstream/dsn.ts";

@@ -2,7 +2,7 @@ import * as current from "@sentry/core";
 import * as next from "sentry-core-11";
 import { describe, expect, it } from "vitest";
 
-import { TEST_DSN } from "../harness.ts";
+import { TEST_DSN } from "../testing/harness.ts";
 import { discardedCategories, KNOWN_ITEM_TYPES, RELAY_CATEGORIES } from "./client-reports.ts";
 
 /**

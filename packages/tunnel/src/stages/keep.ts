@@ -1,0 +1,136 @@
+import { tunnelAnswer, type Answer } from "./answers.ts";
+import type { Keeper, Shipment } from "./deliver.ts";
+import { envelopeItemTypes } from "../envelope/items.ts";
+import type { ReceivedEnvelope } from "./receive.ts";
+import { pipeAfter, readByScript, type BodyChunk } from "../shared/body.ts";
+import { earlyEnd, type Deadline } from "../shared/deadline.ts";
+import { SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "../spool/budget.ts";
+import { keepInHand, type InHandBudget } from "../spool/in-hand.ts";
+import type { Spool, SpoolBody } from "../spool/store.ts";
+import { discardedCategories, type ClientReports } from "../upstream/client-reports.ts";
+import { fateOfFailure, fateOfStatus } from "../upstream/fate.ts";
+import type { UpstreamState } from "../upstream/state.ts";
+
+/** What a keeper learns into, and, with a spool, stores with. */
+export interface KeeperParts extends UpstreamState {
+  reports: ClientReports;
+  store: SpoolStore | undefined;
+}
+
+/**
+ * The spool, its byte budgets, the memory it keeps streaming bodies in, and how long an envelope
+ * stored while Sentry is down waits (`spool/decision.ts`).
+ */
+export interface SpoolStore {
+  spool: Spool;
+  spoolBudget: SpoolBudget;
+  inHand: InHandBudget;
+  deferral: (failingForMs: number) => number;
+}
+
+/** The capabilities' part of the live path, over one tunnel's state of Sentry. */
+export function createKeeper({ limits, breakers, reports, store }: KeeperParts): Keeper {
+  return {
+    async beforeForward(envelope, shipment, deadline) {
+      const { plain, whole } = shipment;
+      const { dsn, upstreamUrl, contentLength } = envelope;
+      const sentrySaidNo = limits.refusal(dsn, () => plain && envelopeItemTypes(plain));
+      if (sentrySaidNo) {
+        reports.count(dsn, "ratelimit_backoff", discardedCategories(plain));
+        return { answer: tunnelAnswer("sentry_rate_limited", sentrySaidNo), bytes: undefined, upstreamStatus: null };
+      }
+      const breaker = breakers.get(upstreamUrl)!;
+      // A body of unknown length cannot go to R2 as it streams: it goes to Sentry, kept in hand.
+      if (!store || breaker.allows() || (!whole && contentLength === undefined)) return undefined;
+      const down = { ...shipment, delaySeconds: store.deferral(breaker.failingForMs()) };
+      const spooled = await spoolWhileSentryIsDown(envelope, down, deadline, store, reports);
+      // What was stored is the whole body: read whole, or streamed to R2 at its declared length.
+      return spooled && { answer: spooled, bytes: whole?.byteLength ?? contentLength, upstreamStatus: null };
+    },
+    streamed({ body, head, contentLength }, shipment) {
+      if (!store || !store.spool.accepts(shipment.stored, contentLength ?? store.inHand.ceiling)) return body;
+      const { toSentry, inHand } = keepInHand(head.consumed, body, contentLength, store.inHand);
+      shipment.inHand = inHand;
+      return toSentry;
+    },
+    async afterForward(forwarded, shipment, deadline) {
+      const { dsn } = shipment.stored;
+      const breaker = breakers.get(shipment.upstreamUrl)!;
+      try {
+        if (forwarded.ok) {
+          limits.record(dsn, forwarded.answer.status, forwarded.answer.headers);
+          if (fateOfStatus(forwarded.answer.status) !== "unavailable") return void breaker.succeeded();
+        } else if (fateOfFailure(forwarded.reason) !== "unavailable") {
+          return undefined;
+        }
+        breaker.failed();
+        if (!store) return undefined;
+        if (shipment.whole) return await storeInSpool(shipment.whole, shipment, store, reports);
+        if (!shipment.inHand) return undefined;
+        // The client may still be sending what Sentry failed under: the copy is waited for, within the deadline.
+        const held = await deadline.race(shipment.inHand.body()).catch(() => undefined);
+        if (held) return await storeInSpool(held, shipment, store, reports);
+        if (!shipment.inHand.outgrew()) return undefined;
+        reports.count(dsn, "buffer_overflow", discardedCategories(undefined));
+        return tunnelAnswer("not_kept_in_hand");
+      } finally {
+        shipment.inHand?.release();
+      }
+    },
+  };
+}
+
+/**
+ * Sentry is down: the envelope goes straight to the spool, without waiting on Sentry; a streaming
+ * body of declared length into R2 as it arrives. What cannot be stored (a large one without a
+ * bucket) still tries Sentry: `undefined`.
+ */
+async function spoolWhileSentryIsDown(
+  { body, head, contentLength }: ReceivedEnvelope,
+  shipment: Shipment,
+  deadline: Deadline,
+  store: SpoolStore,
+  reports: ClientReports,
+): Promise<Answer | undefined> {
+  if (shipment.whole) return storeInSpool(shipment.whole, shipment, store, reports);
+  if (contentLength === undefined || !store.spool.accepts(shipment.stored, contentLength)) return undefined;
+  const whileStored = prefixed(head.consumed, body, contentLength);
+  const spooled = await deadline.race(storeInSpool({ stream: whileStored.stream, length: contentLength }, shipment, store, reports)).catch(() => undefined);
+  if (spooled) return spooled;
+  // The body went into the failed store: there is nothing left to send Sentry. The log line says
+  // whose failure it was: the client's body (gone, short or late), or the spool's.
+  return tunnelAnswer(whileStored.clientFailed() || deadline.state === "passed" ? earlyEnd("receiving", deadline) : "spool_unavailable");
+}
+
+/** Stores the envelope within the budgets: the answer to give, or `undefined` when it could not be stored. */
+async function storeInSpool(
+  body: SpoolBody,
+  { stored, clientIp, plain, delaySeconds }: Shipment,
+  { spool, spoolBudget }: SpoolStore,
+  reports: ClientReports,
+): Promise<Answer | undefined> {
+  // The budgets count what is kept: the body packed, when it packs.
+  const packed = await spool.pack(stored, body);
+  const length = packed.body instanceof Uint8Array ? packed.body.byteLength : packed.body.length;
+  if (!spool.accepts(packed.envelope, length)) return undefined;
+  if (!(await spoolBudget(clientIp, length))) {
+    reports.count(stored.dsn, "queue_overflow", discardedCategories(plain));
+    return tunnelAnswer("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
+  }
+  if (!(await spool.store(packed.envelope, packed.body, delaySeconds))) return undefined;
+  return tunnelAnswer("spooled");
+}
+
+/**
+ * The chunks already read, then the rest of the body: the whole body again, as a stream of the
+ * declared length. A body that ends short or runs long errors the stream, so R2 stores nothing;
+ * `clientFailed` then tells a client's failure from the store's.
+ */
+function prefixed(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, length: number): { stream: ReadableStream<Uint8Array>; clientFailed: () => boolean } {
+  const { readable, writable } = new FixedLengthStream(length);
+  let clientFailed = false;
+  // Read by script rather than piped natively: this path runs only while Sentry is down.
+  const watched = readByScript(rest, () => (clientFailed = true));
+  pipeAfter(consumed, watched, writable).catch((error: unknown) => writable.abort(error).catch(() => {}));
+  return { stream: readable, clientFailed: () => clientFailed };
+}
