@@ -1,10 +1,8 @@
-import { readFileSync } from "node:fs";
-
 import { EVERY_CLIENT, TEST_DSN } from "@edge-monitoring/tunnel/testing";
-import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 
 import { appTunnel } from "../worker/app-tunnel";
+import { wranglerWorker } from "../scripts/wrangler-config";
 import { ConfigError, readConfig } from "./config.server";
 import { LIST_WATCH_CRON } from "../worker/operator-monitors";
 
@@ -69,45 +67,37 @@ describe("readConfig", () => {
 });
 
 describe("wrangler.toml", () => {
-  // Read as a file, not through wrangler: importing wrangler took over vitest's 5 s under load.
-  const config = parse(readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8")) as {
-    vars: Record<string, string>;
-    ratelimits: { name: string; simple: { period: number } }[];
-    queues: { producers: { queue: string; binding: string }[]; consumers: { queue: string; dead_letter_queue?: string; max_retries?: number }[] };
-    triggers: { crons: string[] };
-    assets: { binding?: string };
-  };
+  const declared = wranglerWorker(new URL("../wrangler.toml", import.meta.url).pathname);
+  const vars = declared.bindings as Record<string, string>;
 
   /** The app's tunnel as `wrangler.toml` configures it, every binding it declares a stand-in. */
   const tunnel = () =>
     appTunnel(
-      { ...config.vars, TUNNEL_RATE_LIMITER: EVERY_CLIENT, TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL: { send: async () => {} } },
+      { ...vars, TUNNEL_RATE_LIMITER: EVERY_CLIENT, TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL: { send: async () => {} } },
       [],
     );
 
   it("tells limited clients to wait exactly the rate limiter's period", () => {
-    const [limiter] = config.ratelimits;
-    expect(tunnel().clientShare.periodSeconds).toBe(limiter!.simple.period);
+    expect(tunnel().clientShare.periodSeconds).toBe(declared.ratelimits.TUNNEL_RATE_LIMITER!.simple.period);
   });
 
   it("has the Worker consume the spool and its dead-letter queue under the names its settings give", () => {
-    const { consumers, producers } = config.queues;
-    const spoolQueue = producers.find((producer) => producer.binding === "TUNNEL_SPOOL")!.queue;
-    const deadLetterQueue = consumers.find((consumer) => consumer.queue === spoolQueue)!.dead_letter_queue!;
+    const spoolQueue = declared.queueProducers.TUNNEL_SPOOL!.queueName;
+    const deadLetterQueue = declared.queueConsumers[spoolQueue]!.deadLetterQueue!;
     expect([tunnel().handlesQueue(spoolQueue), tunnel().handlesQueue(deadLetterQueue)]).toEqual([true, true]);
-    expect(consumers.map((consumer) => consumer.queue)).toContain(deadLetterQueue);
+    expect(Object.keys(declared.queueConsumers)).toContain(deadLetterQueue);
   });
 
   it("binds every limit the tunnel requires while TUNNEL_RATE_LIMITING is on", () => {
     expect(tunnel().describe().rate_limiter).toMatch(/^on: /);
-    expect(config.ratelimits.map((limiter) => limiter.name).sort()).toEqual(["TUNNEL_RATE_LIMITER", "TUNNEL_SPOOL_CLIENT_BUDGET", "TUNNEL_SPOOL_TOTAL_BUDGET"]);
+    expect(Object.keys(declared.ratelimits).sort()).toEqual(["TUNNEL_RATE_LIMITER", "TUNNEL_SPOOL_CLIENT_BUDGET", "TUNNEL_SPOOL_TOTAL_BUDGET"]);
   });
 
   it("runs the list watch on a Cron Trigger of its own, which scheduled() knows by its cron, and binds the assets whose scripts it checks", () => {
-    expect(config.triggers.crons).toContain(LIST_WATCH_CRON);
-    expect(config.triggers.crons.filter((cron) => cron !== LIST_WATCH_CRON)).toHaveLength(1);
-    expect(config.assets.binding).toBe("ASSETS");
+    expect(declared.crons).toContain(LIST_WATCH_CRON);
+    expect(declared.crons.filter((cron) => cron !== LIST_WATCH_CRON)).toHaveLength(1);
+    expect(declared.assetsBinding).toBe("ASSETS");
     // Off as shipped: it fetches lists from outside, which an operator turns on for their host.
-    expect(readConfig(config.vars).watch).toBeUndefined();
+    expect(readConfig(vars).watch).toBeUndefined();
   });
 });

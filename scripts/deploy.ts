@@ -9,11 +9,12 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
-import { convertV4MiniflareOptions, Miniflare, type Json } from "miniflare";
-import { unstable_readConfig } from "wrangler";
+import type { Json } from "miniflare";
 
 import { resolveRelease } from "./release.ts";
+import { checkWorkerVariables } from "./worker-variables.ts";
 import { optionOf, passedVars } from "./wrangler-arguments.ts";
+import { wranglerWorker } from "./wrangler-config.ts";
 
 /** Said by an operator who deploys to production without a DSN on purpose. */
 const MONITORING_OFF = "--monitoring=off";
@@ -73,19 +74,18 @@ function loggedIn(): boolean {
 }
 
 /**
- * Starts the built Worker with the variables the deploy would give it: the Worker reads and checks
- * them when it starts, so a bad one is refused here, with its name, instead of after the upload.
- * An empty SENTRY_DSN is valid, and turns all monitoring off: in production, only on purpose.
+ * Reads the variables the deploy would give the Worker as the Worker does when it starts (the
+ * check `npm start` makes too), so a bad one is refused here, with its name, instead of after the
+ * upload. An empty SENTRY_DSN is valid, and turns all monitoring off: in production, only on purpose.
  */
 async function workerConfigProblem(): Promise<string | undefined> {
   const configPath = optionOf(passed, ["--config", "-c"]);
   const environment = optionOf(passed, ["--env", "-e"]);
-  const config = unstable_readConfig({ config: configPath ?? "wrangler.toml", env: environment });
-  const limiters = config.ratelimits as RateLimiterSettings[];
-  const shared = sharedNamespace(limiters);
+  const worker = wranglerWorker(configPath ?? "wrangler.toml", environment);
+  const shared = sharedNamespace(Object.entries(worker.ratelimits).map(([name, { namespace_id }]) => ({ name, namespace_id })));
   if (shared) return shared;
   // As wrangler gives them: an unquoted number or boolean in [vars] stays one.
-  const vars: Record<string, Json> = { ...(config.vars as Record<string, Json>), ...passedVars(passed) };
+  const vars: Record<string, Json> = { ...worker.bindings, ...passedVars(passed) };
   const dsnUnset = String(vars.SENTRY_DSN ?? "").trim() === "";
   const sentryEnvironment = String(vars.SENTRY_ENVIRONMENT ?? "").trim() || "production";
   // Refused for production unless said on purpose, or unless the Worker keeps its DSN as a secret.
@@ -97,30 +97,8 @@ async function workerConfigProblem(): Promise<string | undefined> {
   if (dsnIsSecret && "SENTRY_DSN" in vars) {
     return "SENTRY_DSN is a secret of the deployed Worker and also a variable ([vars] or --var): Cloudflare refuses a variable and a secret of one name. Remove it from [vars]";
   }
-  let output = "";
-  const miniflare = new Miniflare(
-    convertV4MiniflareOptions({
-      modules: [{ type: "ESModule", path: "build/index.js" }],
-      compatibilityDate: config.compatibility_date,
-      compatibilityFlags: config.compatibility_flags,
-      bindings: vars,
-      // The bindings the Worker checks when it starts, as this deploy declares them.
-      ratelimits: Object.fromEntries(limiters.map(({ name, namespace_id, simple }) => [name, { namespace_id, simple }])),
-      queueProducers: Object.fromEntries(((config.queues as { producers?: { queue: string; binding: string }[] }).producers ?? []).map(({ queue, binding }) => [binding, { queueName: queue }])),
-      r2Buckets: Object.fromEntries((config.r2_buckets as { binding: string; bucket_name: string }[]).map(({ binding, bucket_name }) => [binding, bucket_name])),
-      handleStructuredLogs: ({ message }: { message: string }) => {
-        output += `${message}\n`;
-      },
-    }),
-  );
-  try {
-    await miniflare.ready;
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return /ConfigError: ([^\n]*)/.exec(output)?.[1] ?? message.split("\n")[0];
-  } finally {
-    await miniflare.dispose().catch(() => {});
-  }
+  const checked = await checkWorkerVariables(vars, worker);
+  if ("problem" in checked) return checked.problem;
   const upstreamOrigin = String(vars.TUNNEL_UPSTREAM_ORIGIN ?? "").trim();
   if (upstreamOrigin !== "" && sentryEnvironment === "production" && !upstreamOnPurpose) {
     return (
@@ -136,12 +114,6 @@ async function workerConfigProblem(): Promise<string | undefined> {
   }
   if (dsnIsSecret) console.log("SENTRY_DSN: a secret of the deployed Worker, whose value only the Worker reads; it is checked when the Worker starts.");
   return undefined;
-}
-
-interface RateLimiterSettings {
-  name: string;
-  namespace_id: string;
-  simple: { limit: number; period: 10 | 60 };
 }
 
 /**

@@ -13,12 +13,12 @@
 import { parseArgs } from "node:util";
 
 import { ConfigError, createTunnel, optionsFromEnv, type TunnelEnv } from "@edge-monitoring/tunnel";
-import { unstable_readConfig } from "wrangler";
 
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults.ts";
 import { LIST_WATCH_CRON, PROBE_MONITOR_NAME, probeEnvelope, SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "../worker/operator-monitors.ts";
 import { boundedText, printableLine } from "./api-answer.ts";
 import { localVariables } from "./local-settings.ts";
+import { wranglerWorker } from "./wrangler-config.ts";
 
 /** Sentry's uptime intervals, in seconds. */
 const INTERVALS = [60, 300, 600, 1200, 1800, 3600];
@@ -50,9 +50,9 @@ try {
 }
 
 async function main(): Promise<void> {
-  const config = unstable_readConfig({ config: values.config, env: values.env });
+  const declared = wranglerWorker(values.config, values.env);
   // Tried locally, the app's variables are those `npm start` gives it: the developer's, else its placeholder DSN.
-  const vars: Record<string, string> = values.try ? { SENTRY_DSN: PLACEHOLDER_DSN, ...localVariables() } : { ...(config.vars as Record<string, string>) };
+  const vars: Record<string, string> = values.try ? { SENTRY_DSN: PLACEHOLDER_DSN, ...localVariables() } : (declared.bindings as Record<string, string>);
   if (process.env.SENTRY_DSN) vars.SENTRY_DSN = process.env.SENTRY_DSN;
   const dsn = vars.SENTRY_DSN;
   if (!dsn) throw new Refusal("npm run monitors needs SENTRY_DSN, the DSN the pages report with (the probe's envelope names it): set it in the environment, or in wrangler.toml's [vars]");
@@ -78,8 +78,8 @@ async function main(): Promise<void> {
   const interval = Number(values.interval);
   if (!INTERVALS.includes(interval)) throw new Refusal(`--interval must be one of Sentry's uptime intervals: ${INTERVALS.join(", ")} seconds`);
   // The Worker's scheduled() runs the heartbeat for every trigger but the watch's.
-  const cron = (config.triggers as { crons?: string[] } | undefined)?.crons?.find((each) => each !== LIST_WATCH_CRON);
-  const spoolBound = (config.queues as { producers?: { binding: string }[] } | undefined)?.producers?.some((producer) => producer.binding === "TUNNEL_SPOOL") === true;
+  const cron = declared.crons.find((each) => each !== LIST_WATCH_CRON);
+  const spoolBound = "TUNNEL_SPOOL" in declared.queueProducers;
   if (spoolBound && !cron) throw new Refusal("wrangler.toml binds a spool but has no Cron Trigger for its heartbeat in [triggers] crons: its cron monitor would only ever miss");
 
   const sentry = sentryApi((process.env.SENTRY_URL ?? "https://sentry.io").replace(/\/+$/, ""), token);

@@ -4,11 +4,11 @@
 import { join } from "node:path";
 
 import { build } from "esbuild";
-import { unstable_readConfig } from "wrangler";
 
 import type { AppConfig, readConfig } from "../app/config.server";
 import type { appPathsOf } from "../worker/page-paths";
 import type { appTunnel, AppTunnelEnv } from "../worker/app-tunnel";
+import { boundNames, wranglerWorker, type DeclaredWorker } from "./wrangler-config.ts";
 
 /**
  * What `wrangler dev` gives the Worker: `wrangler.toml`'s `[vars]` as wrangler reads them (an
@@ -20,20 +20,7 @@ export function localWorkerVariables(
   defaults: readonly (readonly [string, string])[],
   dir = ".",
 ): Record<string, unknown> {
-  const declared = unstable_readConfig({ config: join(dir, "wrangler.toml") }).vars;
-  return { ...declared, ...developer, ...Object.fromEntries(defaults) };
-}
-
-/** The names `wrangler.toml` binds, as the Worker would find them in its `env`. */
-function declaredBindings(dir: string): Set<string> {
-  const config = unstable_readConfig({ config: join(dir, "wrangler.toml") });
-  const named = (declared: unknown, key: "name" | "binding") => (declared as Record<typeof key, string>[] | undefined)?.map((binding) => binding[key]) ?? [];
-  return new Set([
-    ...named(config.ratelimits, "name"),
-    ...named((config.queues as { producers?: unknown }).producers, "binding"),
-    ...named(config.r2_buckets, "binding"),
-    ...named(config.analytics_engine_datasets, "binding"),
-  ]);
+  return { ...wranglerWorker(join(dir, "wrangler.toml")).bindings, ...developer, ...Object.fromEntries(defaults) };
 }
 
 /** Stand-ins for the bindings `wrangler.toml` declares: the tunnel checks which are there, and uses none while it is built. */
@@ -50,16 +37,21 @@ function standInBindings(names: ReadonlySet<string>): AppTunnelEnv {
 
 /**
  * The Worker's configuration as it would read `vars` when it starts, or its refusal in its own
- * words (`TUNNEL_ROUTE would …`, `TUNNEL_RATE_LIMITER is not bound …`). The app's `readConfig`
- * and `appPathsOf` and the app's `appTunnel` are bundled for Node (they are written
- * for the Worker's bundler), the app's paths come from Remix's config, as the build's do, and the
- * bindings from `wrangler.toml`: nothing needs to be built first.
+ * words (`TUNNEL_ROUTE would …`, `TUNNEL_RATE_LIMITER is not bound …`): the one check before
+ * `npm start` and `npm run deploy`. The app's `readConfig` and `appPathsOf` and the app's
+ * `appTunnel` are bundled for Node (they are written for the Worker's bundler), the app's paths
+ * come from Remix's config, as the build's do, and the bindings from `worker` (`wrangler.toml`'s,
+ * or a deploy's `--config` and `--env`): nothing needs to be built first.
  */
-export async function checkWorkerVariables(vars: Record<string, unknown>, dir = "."): Promise<{ config: AppConfig } | { problem: string }> {
+export async function checkWorkerVariables(
+  vars: Record<string, unknown>,
+  worker: DeclaredWorker = wranglerWorker(),
+  dir = ".",
+): Promise<{ config: AppConfig } | { problem: string }> {
   const [app, declared] = await Promise.all([appConfigReader(dir), declaredApp(dir)]);
   try {
     const config = app.readConfig(vars);
-    app.appTunnel({ ...vars, ...standInBindings(declaredBindings(dir)) }, app.appPathsOf(declared));
+    app.appTunnel({ ...vars, ...standInBindings(boundNames(worker)) }, app.appPathsOf(declared));
     return { config };
   } catch (error) {
     if (error instanceof Error && error.name === "ConfigError") return { problem: error.message };

@@ -3,12 +3,6 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 
-/**
- * The date and flags the workerd tests run under: the app's `wrangler.toml`'s, which its
- * `test/support/workerd.test.ts` holds together with this.
- */
-export const COMPATIBILITY = { compatibilityDate: "2026-11-02", compatibilityFlags: ["nodejs_compat"] };
-
 const root = fileURLToPath(new URL(".", import.meta.url));
 
 /**
@@ -24,20 +18,7 @@ export const tunnelProjects: TestProjectInlineConfiguration[] = [
   },
   {
     extends: true,
-    plugins: [
-      cloudflareTest({
-        miniflare: {
-          ...COMPATIBILITY,
-          queueProducers: { TUNNEL_SPOOL: { queueName: "tunnel-spool" } },
-          r2Buckets: ["TUNNEL_SPOOL_BUCKET"],
-          // The README's limiter; a spool budget small enough for a test to reach.
-          ratelimits: {
-            TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 60, period: 10 } },
-            TUNNEL_SPOOL_CLIENT_BUDGET: { namespace_id: "1002", simple: { limit: 3, period: 60 } },
-          },
-        },
-      }),
-    ],
+    plugins: [cloudflareTest({ wrangler: { configPath: `${root}test/wrangler.toml` } })],
     test: { name: "tunnel-workerd", root, include: ["src/**/*.workerd.test.ts", "test/**/*.workerd.test.ts"] },
   },
 ];

@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 
 import { TEST_DSN } from "@edge-monitoring/tunnel/testing";
-import { unstable_readConfig } from "wrangler";
 
+import { wranglerWorker } from "../../scripts/wrangler-config";
 import type { CapturedDataPoint } from "../worker/fixtures/analytics-capture";
-import { bundleFixture, root, startWorkerd, wranglerCompatibility, type Workerd } from "./workerd";
+import { bundleFixture, root, startWorkerd, type Workerd } from "./workerd";
 
 /** The app's own DSN in the tests: the tunnel's test DSN, of Sentry's SaaS form. */
 export const APP_DSN = TEST_DSN;
@@ -23,19 +23,8 @@ export interface RunningWorker extends Workerd {
   dataPoints(): CapturedDataPoint[];
 }
 
-/** The parts of `wrangler.toml`'s `[[ratelimits]]` and `[[analytics_engine_datasets]]` that Miniflare takes. */
 /** A Workers Rate Limiting binding's limit: its period is 10 or 60 seconds, which Miniflare checks. */
 type RateLimit = { limit: number; period: number };
-
-interface RateLimitSettings {
-  name: string;
-  namespace_id: string;
-  simple: RateLimit;
-}
-interface DatasetSettings {
-  binding: string;
-  dataset?: string;
-}
 
 export interface WorkerOptions {
   /** Replaces `wrangler.toml`'s request rate limit: suites that are not about it send far more than 60 per 10 s. */
@@ -58,16 +47,6 @@ export interface WorkerOptions {
 const CAPTURE = "test/worker/fixtures/analytics-capture.ts";
 const CAPTURED_EVENT = "analytics_data_point";
 
-/** The parts of `wrangler.toml`'s queues and R2 buckets that Miniflare takes. */
-interface QueueSettings {
-  producers?: { queue: string; binding: string }[];
-  consumers?: { queue: string; max_batch_size?: number; max_retries?: number; dead_letter_queue?: string }[];
-}
-interface BucketSettings {
-  binding: string;
-  bucket_name: string;
-}
-
 /**
  * The built Worker (`build/index.js`, made by `npm run build`) in workerd, configured as
  * `wrangler.toml` says (vars, rate limiter, analytics dataset, spool), with `vars` laid over the
@@ -77,7 +56,7 @@ interface BucketSettings {
 export async function startWorker(vars: Record<string, string> = {}, options: WorkerOptions = {}): Promise<RunningWorker> {
   const main = `${root}build/index.js`;
   if (!existsSync(main)) throw new Error("build/index.js is missing: run `npm run build` (npm test does) first");
-  const config = unstable_readConfig({ config: `${root}wrangler.toml` });
+  const declared = wranglerWorker(`${root}wrangler.toml`);
   const plants = [options.plant, options.captureDataPoints ? CAPTURE : undefined].filter((plant) => plant !== undefined);
   const script = plants.length
     ? await bundleFixture(
@@ -88,19 +67,24 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
   const worker = await startWorkerd({
     // The Remix bundle has a dynamic import(), which Miniflare's module scan refuses: list the module.
     modules: [{ type: "ESModule", path: script }],
-    ...wranglerCompatibility(),
-    bindings: { ...(config.vars as Record<string, string>), ...vars },
+    compatibilityDate: declared.compatibilityDate,
+    compatibilityFlags: declared.compatibilityFlags,
+    bindings: { ...declared.bindings, ...vars },
     ratelimits: Object.fromEntries(
-      (config.ratelimits as RateLimitSettings[]).filter(({ name }) => !options.without?.includes(name)).map(({ name, namespace_id, simple }) => [
-        name,
-        { namespace_id, simple: ((name === "TUNNEL_RATE_LIMITER" ? options.rateLimit : options.rateLimits?.[name]) ?? simple) as { limit: number; period: 10 | 60 } },
-      ]),
+      Object.entries(declared.ratelimits)
+        .filter(([name]) => !options.without?.includes(name))
+        .map(([name, { namespace_id, simple }]) => [name, { namespace_id, simple: ((name === "TUNNEL_RATE_LIMITER" ? options.rateLimit : options.rateLimits?.[name]) ?? simple) as { limit: number; period: 10 | 60 } }]),
     ),
-    analyticsEngineDatasets: Object.fromEntries(
-      (config.analytics_engine_datasets as DatasetSettings[]).map(({ binding, dataset }) => [binding, { dataset: dataset ?? binding }]),
-    ),
-    ...(options.spool === false ? {} : spoolBindings(config.queues as QueueSettings, config.r2_buckets as BucketSettings[])),
-    assets: { directory: `${root}public`, binding: config.assets?.binding, routerConfig: { has_user_worker: true } },
+    analyticsEngineDatasets: declared.analyticsEngineDatasets,
+    ...(options.spool === false
+      ? {}
+      : {
+          queueProducers: declared.queueProducers,
+          // Batches wait at most 1 s to fill here (the file says 5), so that tests see deliveries promptly.
+          queueConsumers: Object.fromEntries(Object.entries(declared.queueConsumers).map(([queue, consumer]) => [queue, { ...consumer, maxBatchTimeout: 1 }])),
+          r2Buckets: declared.r2Buckets,
+        }),
+    assets: { directory: `${root}public`, binding: declared.assetsBinding, routerConfig: { has_user_worker: true } },
     ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
   });
   return {
@@ -114,19 +98,3 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
   };
 }
 
-/**
- * The spool's queue and bucket as `wrangler.toml` declares them, in memory. Batches wait at most
- * 1 s to fill here (the file says 5), so that tests see deliveries promptly.
- */
-function spoolBindings(queues: QueueSettings, buckets: BucketSettings[]) {
-  return {
-    queueProducers: Object.fromEntries((queues.producers ?? []).map(({ queue, binding }) => [binding, { queueName: queue }])),
-    queueConsumers: Object.fromEntries(
-      (queues.consumers ?? []).map(({ queue, max_batch_size, max_retries, dead_letter_queue }) => [
-        queue,
-        { maxBatchSize: max_batch_size, maxBatchTimeout: 1, maxRetries: max_retries, deadLetterQueue: dead_letter_queue },
-      ]),
-    ),
-    r2Buckets: Object.fromEntries(buckets.map(({ binding, bucket_name }) => [binding, bucket_name])),
-  };
-}

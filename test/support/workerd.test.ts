@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 
 import { describe, expect, it } from "vitest";
 
-import { COMPATIBILITY } from "../../packages/tunnel/vitest.config";
+import { wranglerWorker } from "../../scripts/wrangler-config";
 import { root, wranglerCompatibility } from "./workerd";
 
 /** Where `name`'s package.json is, as the installed package `from` resolves it. */
@@ -27,7 +27,9 @@ describe("the runtime the tests run on", () => {
   it("declares one compatibility date everywhere, not newer than that workerd's", () => {
     // What the Worker tests start workerd with: wrangler.toml's, as wrangler reads it.
     const declared = wranglerCompatibility();
-    expect(COMPATIBILITY).toEqual(declared);
+    // What the tunnel's workerd suites run under: their own wrangler.toml, which the integration reads.
+    const { compatibilityDate, compatibilityFlags } = wranglerWorker(`${root}packages/tunnel/test/wrangler.toml`);
+    expect({ compatibilityDate, compatibilityFlags }).toEqual(declared);
     // workerd 1.YYYYMMDD.n supports dates up to YYYY-MM-DD.
     const [, y, m, d] = /^1\.(\d{4})(\d{2})(\d{2})\./.exec(version(resolvedFrom("miniflare", "workerd")))!;
     expect(declared.compatibilityDate! <= `${y}-${m}-${d}`).toBe(true);

@@ -2,9 +2,9 @@ import { fileURLToPath } from "node:url";
 
 import { build } from "esbuild";
 import { convertV4MiniflareOptions, Miniflare, type V4MiniflareOptions as MiniflareOptions, type V4WorkerOptionsShape as WorkerOptions } from "miniflare";
-import { unstable_readConfig } from "wrangler";
 
 import { fetchOnce } from "./http";
+import { wranglerWorker } from "../../scripts/wrangler-config";
 import { workerdChildren } from "./process-memory";
 
 export const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -40,8 +40,8 @@ interface Start {
 
 /** The compatibility date and flags of `wrangler.toml`, for every Worker the tests and benchmarks run. */
 export function wranglerCompatibility(): Pick<WorkerOptions, "compatibilityDate" | "compatibilityFlags"> {
-  const config = unstable_readConfig({ config: `${root}wrangler.toml` });
-  return { compatibilityDate: config.compatibility_date, compatibilityFlags: config.compatibility_flags };
+  const { compatibilityDate, compatibilityFlags } = wranglerWorker(`${root}wrangler.toml`);
+  return { compatibilityDate, compatibilityFlags };
 }
 
 /**
