@@ -1,8 +1,7 @@
 import { stringMatchesSomePattern } from "@sentry/core";
 import { describe, expect, it } from "vitest";
 
-import { BROWSER_TRACING_TIMEOUTS, browserSentryOptions, originPattern, type BrowserMonitoringSettings } from "./browser-options";
-import { dropNotFoundTransactions, dropThrownRedirects, NOISY_BROWSER_ERRORS } from "./filters";
+import { browserSentryOptions, originPattern, type BrowserMonitoringSettings } from "./browser-options";
 
 const settings: BrowserMonitoringSettings = {
   dsn: "https://k@o1.ingest.us.sentry.io/2",
@@ -24,26 +23,6 @@ describe("browserSentryOptions", () => {
       environment: "staging",
       tracesSampleRate: 0.25,
     });
-  });
-
-  it("keeps the product's limits", () => {
-    expect(options.maxBreadcrumbs).toBe(100);
-    expect(options.transportOptions).toEqual({ bufferSize: 64 });
-    expect(options.enableLogs).toBe(true);
-    expect(BROWSER_TRACING_TIMEOUTS).toEqual({ idleTimeout: 1000, finalTimeout: 30000, childSpanTimeout: 15000 });
-  });
-
-  it("leaves the SDK's stack-frame limit and log flush alone", () => {
-    expect(options).not.toHaveProperty("normalizeDepth");
-    expect(options).not.toHaveProperty("stackParser");
-    expect(Object.keys(options).some((key) => /frame|flush/i.test(key))).toBe(false);
-  });
-
-  it("filters noise, redirects and not-found transactions", () => {
-    expect(options.ignoreErrors).toEqual(NOISY_BROWSER_ERRORS.map(({ pattern }) => pattern));
-    expect(options.denyUrls?.length).toBe(3);
-    expect(options.beforeSend).toBe(dropThrownRedirects);
-    expect(options.beforeSendTransaction).toBe(dropNotFoundTransactions);
   });
 
   it.each([

@@ -76,39 +76,6 @@ describe("the tunnel: what a host calls", () => {
   });
 });
 
-describe("the tunnel: the rate limiter", () => {
-  it("asks per client address and answers 429 the way Sentry does when it says no", async () => {
-    const limit = vi.fn(async () => ({ success: false }));
-    const { tunnel, log } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit } } });
-    const response = await tunnel(envelopeRequest({ "cf-connecting-ip": "203.0.113.5" }));
-    expect(limit).toHaveBeenCalledWith({ key: "203.0.113.5" });
-    expect(response.status).toBe(429);
-    expect(response.headers.get("retry-after")).toBe("10");
-    expect(response.headers.get("x-sentry-rate-limits")).toBe("10::key");
-    expect(await reasonOf(response)).toBe("rate_limited");
-    expect(log[0]).toMatchObject({ outcome: "rejected", reason: "rate_limited", status: 429 });
-  });
-
-  it("spends a client's share only on what its own pages could send, and keys an IPv6 client by its /64", async () => {
-    const limit = vi.fn(async () => ({ success: true }));
-    const { tunnel } = tunnelWith({ bindings: { TUNNEL_RATE_LIMITER: { limit } } });
-    // What another site's page can make a browser send, answered without asking the limiter.
-    const unasked = [
-      envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::1" }, TUNNEL, "GET"),
-      envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::3", origin: "https://evil.example" }),
-      envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::4" }, `${APP}/Monitoring?o=4501&p=4502&r=us`),
-    ];
-    const statuses = [];
-    for (const request of unasked) statuses.push((await tunnel(request)).status);
-    expect(statuses).toEqual([405, 403, 404]);
-    expect(limit).not.toHaveBeenCalled();
-    // A POST of its own is asked about, refused or not.
-    expect((await tunnel(envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::2" }, `${APP}/monitoring?x=1`))).status).toBe(400);
-    expect((await tunnel(envelopeRequest({ "cf-connecting-ip": "2001:db8:7:8::5" }))).status).toBe(200);
-    expect(limit.mock.calls).toEqual(Array(2).fill([{ key: "2001:db8:7:8::/64" }]));
-  });
-});
-
 describe("the tunnel: the limits it requires", () => {
   const limiter = { limit: async () => ({ success: true }) };
   const queue = { send: async () => {} };
@@ -162,74 +129,6 @@ describe("the tunnel: its own queues, and no other", () => {
     const { batch, acked, retried } = queueBatch("orders");
     await expect(worker.queue(batch)).rejects.toThrow('The tunnel was handed a batch of queue "orders"');
     expect({ acked, retried }).toEqual({ acked: [], retried: [] });
-  });
-});
-
-describe("the tunnel: one path", () => {
-  it.each(["/monitoring/", "/Monitoring", "//monitoring", "/%6Donitoring"])("answers %s with 404, and forwards nothing", async (path) => {
-    const { tunnel, sentry } = tunnelWith();
-    const response = await tunnel(envelopeRequest({}, `${APP}${path}?o=4501&p=4502&r=us`));
-    expect(response.status).toBe(404);
-    expect(await reasonOf(response)).toBe("not_found");
-    expect(urlsOf(sentry)).toEqual([]);
-  });
-});
-
-describe("the tunnel: CORS", () => {
-  it("answers a partner's preflight with 204 and the partner's own origin", async () => {
-    const { tunnel, log } = tunnelWith();
-    const response = await tunnel(
-      envelopeRequest({ origin: PARTNER, "access-control-request-method": "POST" }, TUNNEL, "OPTIONS"),
-    );
-    expect(response.status).toBe(204);
-    expect(Object.fromEntries(response.headers)).toMatchObject({
-      "access-control-allow-origin": PARTNER,
-      "access-control-allow-methods": "POST",
-      "access-control-expose-headers": "Retry-After, X-Sentry-Rate-Limits",
-      vary: "Origin",
-    });
-    expect(log[0]).toMatchObject({ outcome: "preflight", reason: null, status: 204 });
-  });
-
-  it("lets a partner read every answer, Sentry's rate limit included", async () => {
-    const sentry = sentryAnswering(() => new Response(null, { status: 429, headers: { "retry-after": "60", "x-sentry-rate-limits": "60:error:organization" } }));
-    const { tunnel } = tunnelWith({ sentry });
-    for (const request of [envelopeRequest({ origin: PARTNER }), envelopeRequest({ origin: PARTNER }, `${APP}/monitoring?p=x`)]) {
-      const response = await tunnel(request);
-      expect(response.headers.get("access-control-allow-origin")).toBe(PARTNER);
-      expect(response.headers.get("access-control-expose-headers")).toBe("Retry-After, X-Sentry-Rate-Limits");
-      expect(response.headers.get("vary")).toBe("Origin");
-    }
-  });
-
-  it.each([
-    ["another origin's preflight", { origin: "https://evil.example" }, "OPTIONS", 403],
-    ["another origin's envelope", { origin: "https://evil.example" }, "POST", 403],
-    ["the app's own envelope", { origin: APP }, "POST", 200],
-    ["a preflight without an origin", {}, "OPTIONS", 405],
-  ])("gives %s no CORS header at all", async (_name, headers, method, status) => {
-    const { tunnel } = tunnelWith();
-    const response = await tunnel(envelopeRequest(headers, TUNNEL, method));
-    expect(response.status).toBe(status);
-    expect([...response.headers.keys()].filter((name) => name.startsWith("access-control-"))).toEqual([]);
-  });
-});
-
-describe("the tunnel: Sentry's answer", () => {
-  it("serves an HTML answer as inert text", async () => {
-    const sentry = sentryAnswering(() => new Response("<script>alert(document.cookie)</script>", { status: 403, headers: { "content-type": "text/html" } }));
-    const response = await tunnelWith({ sentry }).tunnel(envelopeRequest());
-    expect(response.status).toBe(403);
-    expect(response.headers.get("content-type")).toBe("text/plain; charset=utf-8");
-    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
-    expect(await response.text()).toBe("<script>alert(document.cookie)</script>");
-  });
-
-  it("drops an answer body over 64 KiB and keeps its status", async () => {
-    const sentry = sentryAnswering(() => new Response(`"${"x".repeat(70 * 1024)}"`, { status: 400, headers: { "content-type": "application/json" } }));
-    const response = await tunnelWith({ sentry }).tunnel(envelopeRequest());
-    expect(response.status).toBe(400);
-    expect(await response.text()).toBe("");
   });
 });
 

@@ -7,7 +7,6 @@ import { parseDsn } from "../upstream/dsn.ts";
 import { UpstreamBreaker } from "../upstream/breaker.ts";
 import { SentryLimits } from "../upstream/sentry-limits.ts";
 import { createSpoolConsumer } from "./consumer.ts";
-import { createDeadLetterConsumer } from "./dead-letters.ts";
 import { createSpoolRecorder, type SpoolLine } from "./record.ts";
 import type { SpooledEnvelope } from "./store.ts";
 
@@ -86,21 +85,6 @@ describe("the spool's consumer, with a fake batch", () => {
     expect(fakes.sent).toEqual([[expect.objectContaining({ tries: 7 }), { contentType: "v8", delaySeconds: 640 }]]);
   });
 
-  it("asks Sentry once per probe while its breaker is open, and defers the rest without a request or a read of R2", async () => {
-    let asked = 0;
-    const fakes = runtime(() => (asked++, new Response("busy", { status: 503 })));
-    const breaker = fakes.value.breakers.values().next().value!;
-    breaker.failed();
-    // Open, and its cool-down just begun: no probe is due, and every message waits.
-    expect(breaker.allows()).toBe(false);
-    fakes.value.bucket = { get: async () => Promise.reject(new Error("R2 must not be read")) } as unknown as R2Bucket;
-    const messages = Array.from({ length: 50 }, (_, index) => message(stored(index % 2 ? {} : { body: undefined, key: `spool/${index}` })));
-    await consume(fakes, ...messages);
-    expect(asked).toBe(0);
-    expect(messages.every((held) => held.retry.mock.calls.length === 1 && held.ack.mock.calls.length === 0)).toBe(true);
-    expect(fakes.lines).toEqual([expect.objectContaining({ event: "tunnel_spool_batch", messages: 50, retried: 0, deferred: 50 })]);
-  });
-
   it("delivers a stored envelope to the allow-list's URL for its DSN, whatever URL an older version wrote beside it", async () => {
     const fakes = runtime(() => new Response("{}"));
     const delivered = message({ ...stored(), url: "https://elsewhere.example/api/2/envelope/" });
@@ -117,15 +101,6 @@ describe("the spool's consumer, with a fake batch", () => {
     expect(fakes.lines[0]).toEqual(expect.objectContaining({ outcome: "poison" }));
   });
 
-  it("deletes the R2 object of an envelope it gives up, in the same step, and counts it", async () => {
-    const fakes = runtime(() => new Response("{}"));
-    const expired = message(stored({ body: undefined, key: "spool/2026-12-30/x", receivedAt: NOW - 25 * 3_600_000 }));
-    await consume(fakes, expired);
-    expect(fakes.deleted).toEqual(["spool/2026-12-30/x"]);
-    expect(fakes.counted).toEqual([[DSN, "network_error", ["default"]]]);
-    expect(expired.ack).toHaveBeenCalledOnce();
-  });
-
   it("lets the queue try again when R2 fails it, so that the dead-letter queue gets it in the end", async () => {
     const fakes = runtime(() => new Response("{}"));
     fakes.value.bucket = { get: async () => Promise.reject(new Error("R2 down")) } as unknown as R2Bucket;
@@ -136,16 +111,3 @@ describe("the spool's consumer, with a fake batch", () => {
   });
 });
 
-describe("the dead-letter queue's consumer", () => {
-  it("deletes the R2 object, counts the envelope for Sentry, acknowledges it, and records it as the consumer records", async () => {
-    const fakes = runtime(() => new Response("{}"));
-    const dead = message(stored({ body: undefined, key: "spool/dead" }));
-    const consumer = createDeadLetterConsumer({ bucket: fakes.value.bucket, reports: fakes.value.reports, record: fakes.value.record, now: () => NOW });
-    await consumer({ queue: "tunnel-spool-dead", messages: [dead], retryAll() {}, ackAll() {} } as unknown as MessageBatch<unknown>);
-    expect(fakes.deleted).toEqual(["spool/dead"]);
-    expect(fakes.counted).toEqual([[DSN, "internal_sdk_error", ["default"]]]);
-    expect(dead.ack).toHaveBeenCalledOnce();
-    expect(fakes.lines).toEqual([expect.objectContaining({ outcome: "dead_lettered", age_s: 60 })]);
-    expect(fakes.dataPoints).toEqual([{ blobs: ["spool", "dead_lettered", "", "1"], doubles: [0, 60_000, 0], indexes: [""] }]);
-  });
-});
