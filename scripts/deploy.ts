@@ -86,10 +86,14 @@ async function workerConfigProblem(): Promise<string | undefined> {
   if (shared) return shared;
   // As wrangler gives them: an unquoted number or boolean in [vars] stays one.
   const vars: Record<string, Json> = { ...worker.bindings, ...passedVars(passed) };
-  const dsnUnset = String(vars.SENTRY_DSN ?? "").trim() === "";
-  const sentryEnvironment = String(vars.SENTRY_ENVIRONMENT ?? "").trim() || "production";
+  const checked = await checkWorkerVariables(vars, worker);
+  if ("problem" in checked) return checked.problem;
+  // The Worker's own reading: its environment's default, the origin it would send to.
+  const { sentry, upstreamOrigin } = checked.config;
+  const production = sentry.environment === "production";
+  const dsnUnset = sentry.dsn === undefined;
   // Refused for production unless said on purpose, or unless the Worker keeps its DSN as a secret.
-  const refusedUnlessSecret = dsnUnset && sentryEnvironment === "production" && !monitoringOff;
+  const refusedUnlessSecret = dsnUnset && production && !monitoringOff;
   const secrets = dsnUnset ? workerSecretNames(configPath, environment) : { names: [] };
   // Secrets that cannot be read matter only where they would lift the refusal.
   if ("problem" in secrets && refusedUnlessSecret) return secrets.problem;
@@ -97,10 +101,7 @@ async function workerConfigProblem(): Promise<string | undefined> {
   if (dsnIsSecret && "SENTRY_DSN" in vars) {
     return "SENTRY_DSN is a secret of the deployed Worker and also a variable ([vars] or --var): Cloudflare refuses a variable and a secret of one name. Remove it from [vars]";
   }
-  const checked = await checkWorkerVariables(vars, worker);
-  if ("problem" in checked) return checked.problem;
-  const upstreamOrigin = String(vars.TUNNEL_UPSTREAM_ORIGIN ?? "").trim();
-  if (upstreamOrigin !== "" && sentryEnvironment === "production" && !upstreamOnPurpose) {
+  if (upstreamOrigin !== undefined && production && !upstreamOnPurpose) {
     return (
       `TUNNEL_UPSTREAM_ORIGIN is set to ${upstreamOrigin}, so every envelope and the Worker's own events would go there instead of to Sentry: ` +
       `it is for development. Remove it from [vars], or deploy with it on purpose: npm run deploy -- ${UPSTREAM_ON_PURPOSE}`

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { LogLine } from "../src/index.ts";
 import type { TunnelRuntime } from "../src/index.ts";
 import { answerOf, readTunnelSettings, tunnelFromEnv } from "../src/testing/test-settings.ts";
-import { StubSentry, TEST_DSN, type TestEnv } from "../src/testing/harness.ts";
+import { EVERY_CLIENT, StubSentry, TEST_DSN, type TestEnv } from "../src/testing/harness.ts";
 import type { TunnelWorker } from "../src/index.ts";
 
 const APP = "https://app.example.com";
@@ -33,8 +33,7 @@ interface TunnelWith {
 /** The tunnel as a Worker reading `env` builds it, every client allowed unless a limiter is given, Sentry a stub. */
 function tunnelWith({ bindings = {}, runtime = {}, sentry = sentryAnswering(), variables }: TunnelWith = {}) {
   const log: LogLine[] = [];
-  const everyClient = { limit: async () => ({ success: true }) };
-  const env = { ...(variables ? { SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, ...variables } : ENV), TUNNEL_RATE_LIMITER: everyClient, ...bindings };
+  const env = { ...(variables ? { SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_ORIGINS: PARTNER, ...variables } : ENV), TUNNEL_RATE_LIMITER: EVERY_CLIENT, ...bindings };
   const worker = tunnelFromEnv(env, { log: (line) => log.push(line), fetch: sentry.fetch, ...runtime });
   return { tunnel: (request: Request) => answerOf(worker, request), worker, log, sentry };
 }
@@ -77,7 +76,7 @@ describe("the tunnel: what a host calls", () => {
 });
 
 describe("the tunnel: the limits it requires", () => {
-  const limiter = { limit: async () => ({ success: true }) };
+  const limiter = EVERY_CLIENT;
   const queue = { send: async () => {} };
   const refusal = (variables: TestEnv, bindings: TestEnv) => {
     try {
@@ -119,13 +118,13 @@ describe("the tunnel: its own queues, and no other", () => {
   };
 
   it("says which queues it takes, by the names its settings give", () => {
-    const spool = { TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: { limit: async () => ({ success: true }) }, TUNNEL_SPOOL_TOTAL_BUDGET: { limit: async () => ({ success: true }) } };
+    const spool = { TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT };
     const { worker } = tunnelWith({ variables: { TUNNEL_SPOOL_QUEUE_NAME: "staging-spool", TUNNEL_DEAD_LETTER_QUEUE_NAME: "staging-spool-dead", TUNNEL_ROUTE: "/s3g4x9" }, bindings: spool });
     expect(["staging-spool", "staging-spool-dead", "tunnel-spool", "orders"].map((name) => worker.handlesQueue(name))).toEqual([true, true, false, false]);
   });
 
   it("throws another queue's batch back, acknowledging none of it, so that the runtime delivers it again", async () => {
-    const { worker } = tunnelWith({ bindings: { TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: { limit: async () => ({ success: true }) }, TUNNEL_SPOOL_TOTAL_BUDGET: { limit: async () => ({ success: true }) } } });
+    const { worker } = tunnelWith({ bindings: { TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT } });
     const { batch, acked, retried } = queueBatch("orders");
     await expect(worker.queue(batch)).rejects.toThrow('The tunnel was handed a batch of queue "orders"');
     expect({ acked, retried }).toEqual({ acked: [], retried: [] });
@@ -215,7 +214,7 @@ describe("the tunnel: the URL a page's SDK is given", () => {
     ["no SENTRY_DSN, another allowed DSN", { TUNNEL_ALLOWED_DSNS: SAAS }, SAAS, /^\/monitoring\?o=11&p=21&r=us$/, "https://o11.ingest.us.sentry.io/api/21/envelope/?hsts=0"],
   ] as const)("is one the tunnel takes an envelope at: %s", async (_case, variables: TestEnv, dsn, shape, upstream) => {
     const sentry = sentryAnswering();
-    const worker = tunnelFromEnv({ ...variables, TUNNEL_RATE_LIMITER: { limit: async () => ({ success: true }) } }, { fetch: sentry.fetch, log: () => {} });
+    const worker = tunnelFromEnv({ ...variables, TUNNEL_RATE_LIMITER: EVERY_CLIENT }, { fetch: sentry.fetch, log: () => {} });
     const url = worker.pageUrl(dsn);
     expect(url).toMatch(shape);
     const body = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`;
@@ -225,7 +224,7 @@ describe("the tunnel: the URL a page's SDK is given", () => {
   });
 
   it("is none for a DSN the tunnel does not forward for, or without one", () => {
-    const limiter = { limit: async () => ({ success: true }) };
+    const limiter = EVERY_CLIENT;
     expect(tunnelFromEnv({ SENTRY_DSN: SAAS, TUNNEL_RATE_LIMITER: limiter }).pageUrl("https://k@o9.ingest.us.sentry.io/9")).toBeUndefined();
     expect(tunnelFromEnv({ TUNNEL_RATE_LIMITER: limiter }).pageUrl()).toBeUndefined();
     // The TEST_DSN as a page may spell it, with a legacy secret: the allowed DSN it is.
@@ -261,7 +260,7 @@ describe("the tunnel: around the core", () => {
 
   it("puts Sentry's own status in the data point, where the status the client got can differ", async () => {
     const writeDataPoint = vi.fn();
-    const budget = { limit: async () => ({ success: true }) };
+    const budget = EVERY_CLIENT;
     const { tunnel } = tunnelWith({
       bindings: { TUNNEL_ANALYTICS: { writeDataPoint }, TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: budget, TUNNEL_SPOOL_TOTAL_BUDGET: budget },
       sentry: sentryAnswering(() => new Response("busy", { status: 503 })),

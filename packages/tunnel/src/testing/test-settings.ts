@@ -6,6 +6,7 @@ import { settingNames } from "../shared/checks.ts";
 import { spoolFromEnv, type SpoolEnv } from "../spool.ts";
 import { createTunnel, type TunnelWorker } from "../setup/worker.ts";
 import { settingsOf, type TunnelSettings } from "../setup/settings.ts";
+import { EVERY_CLIENT } from "./harness.ts";
 
 /**
  * For the package's tests of one stage: the settings a tunnel reads from `env`, with a limiter
@@ -14,7 +15,7 @@ import { settingsOf, type TunnelSettings } from "../setup/settings.ts";
  */
 export function readTunnelSettings(env: TunnelEnv, facts: { hostPaths?: readonly string[]; release?: string } = {}): TunnelSettings {
   const limited = env.TUNNEL_RATE_LIMITING === undefined && env.TUNNEL_RATE_LIMITER === undefined;
-  const options = optionsFromEnv(limited ? { ...env, TUNNEL_RATE_LIMITER: { limit: async () => ({ success: true }) } } : env);
+  const options = optionsFromEnv(limited ? { ...env, TUNNEL_RATE_LIMITER: EVERY_CLIENT } : env);
   const given = { ...options, ...facts };
   return settingsOf(given, settingNames(given));
 }
