@@ -59,8 +59,8 @@ function configWith(edit: (toml: string) => string): string {
   return config;
 }
 
-// Each test starts the deploy script, which starts the built Worker to check its variables: some
-// 3 s alone, and past vitest's 5 s default beside the Worker tests.
+// Each test starts the deploy script, which bundles the app's reading of its variables to check
+// them: some seconds alone, and past vitest's 5 s default beside the Worker tests.
 // A bound that holds on a loaded machine, where one start was seen past 30 s; each test waits for
 // the script to end, never for a timer.
 describe("npm run deploy, before anything is uploaded", { timeout: 120_000 }, () => {
