@@ -5,7 +5,7 @@ import type { WatchLine } from "@edge-monitoring/list-watch";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { LIST_WATCH_CRON, LIST_WATCH_MONITOR_SLUG } from "../../worker/operator-monitors";
-import { listTexts } from "@edge-monitoring/list-watch/lists";
+import { listTexts, PINNED_LISTS } from "@edge-monitoring/list-watch/lists";
 import { startListServer, type ListServer } from "@edge-monitoring/list-watch/list-server";
 import { buildEnvelope, payloads, received } from "../support/envelopes";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
@@ -31,13 +31,8 @@ interface SentryEvent {
 /** Every script `npm run build` wrote for the browser. */
 const buildScripts = () => readdirSync(`${root}public/build`, { recursive: true, encoding: "utf8" }).filter((path) => path.endsWith(".js"));
 
-/**
- * uBlock Origin's default lists, pinned: each as Debian shipped it on 2026-11-29, cut to its header
- * and the rules that can match {@link HOST} (what the watch keeps of it). Pinned, so that a new rule
- * in an operating-system update changes no verdict here; `npm run check:blockers` reads today's.
- */
-const LISTS = `${root}test/worker/fixtures/lists`;
-const todays = listTexts(readdirSync(LISTS).map((name) => `${LISTS}/${name}`));
+/** uBlock Origin's default lists, pinned, so that an operating-system update changes no verdict here. */
+const todays = listTexts(PINNED_LISTS);
 
 describe("the list watch: a Cron Trigger that asks the ad-block lists about the site's monitoring (issue 49)", () => {
   let lists: ListServer;

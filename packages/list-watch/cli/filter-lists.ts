@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 
 import { FiltersEngine, Request as FilterRequest } from "@ghostery/adblocker";
@@ -17,6 +17,16 @@ export const BUNDLED_LISTS = [
   "ublock/quick-fixes.min.txt",
   "ublock/unbreak.min.txt",
 ].map((list) => join(BUNDLED_LISTS_DIR, list));
+
+/**
+ * uBlock Origin's default lists pinned for the tests: each as Debian shipped it on 2026-11-29, cut
+ * to its header and the rules that can match `app.example.com`, `github.com` or `suno.com` (what the
+ * watch keeps of it for those hosts), so that an operating-system update of the lists changes no
+ * test's verdict. `npm run check:blockers` reads today's.
+ */
+export const PINNED_LISTS: readonly string[] = readdirSync(new URL("fixtures/lists/", import.meta.url))
+  .sort()
+  .map((name) => new URL(`fixtures/lists/${name}`, import.meta.url).pathname);
 
 /**
  * The list files `given`, or else the bundled ones: their paths, or what to say when any is
