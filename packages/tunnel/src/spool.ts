@@ -109,6 +109,14 @@ const VARIABLE_OF = {
  */
 export function spoolFromEnv(env: SpoolEnv): TunnelCapability<"spool"> | undefined {
   if (!env.TUNNEL_SPOOL) return undefined;
+  // No longer read, and not to be ignored: a consumer whose max_retries is below the spool's would
+  // dead-letter what the spool holds for Sentry.
+  if ("TUNNEL_SPOOL_MAX_RETRIES" in env) {
+    throw new ConfigError(
+      "TUNNEL_SPOOL_MAX_RETRIES",
+      "is no longer read: the spool takes the consumer's max_retries to be 5, as the README's wrangler.toml sets it. Remove it, and keep max_retries at 5 or more, or give spool({ maxRetries }) in code",
+    );
+  }
   const read = variableReader<keyof SpoolEnv>(env);
   const options: SpoolOptions = {
     queue: env.TUNNEL_SPOOL,

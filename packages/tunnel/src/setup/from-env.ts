@@ -56,6 +56,13 @@ export function optionsFromEnv(env: TunnelEnv): TunnelOptions {
   if ("TUNNEL_UPSTREAM_TIMEOUT_MS" in env) {
     throw new ConfigError("TUNNEL_TIMEOUT_MS", "replaces TUNNEL_UPSTREAM_TIMEOUT_MS, which is still set: rename it");
   }
+  // No longer read: it only restated the limiter's `period`. Left set, it would be ignored without a word.
+  if ("TUNNEL_RATE_LIMIT_PERIOD_SECONDS" in env) {
+    throw new ConfigError(
+      "TUNNEL_RATE_LIMIT_PERIOD_SECONDS",
+      "is no longer read: the limiter's period is taken to be 10 s, as the README's wrangler.toml sets it. Remove it; for a period of 60, give limiterPeriodSeconds: 60 in code",
+    );
+  }
   const read = variableReader<keyof TunnelEnv>(env);
   const options: TunnelOptions = {
     dsn: read.text("SENTRY_DSN"),
