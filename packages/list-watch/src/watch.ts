@@ -96,10 +96,8 @@ export function watchedRequestsOf(description: TunnelDescription): WatchedReques
   if (description.pages_post_to) {
     const route = description.pages_post_to;
     requests.push({ what: "envelopes", path: route, type: "xmlhttprequest", remedy: ROUTE_REMEDY });
-    const path = new URL(route, "https://host.invalid").pathname;
-    // The tunnel's rule for a route's report path; the package's tests hold it to a tunnel's description.
-    const reportPath = path === "/monitoring" ? "/monitoring/security-report" : `${path}/csp`;
-    if (description.csp_reports_served.includes(reportPath)) requests.push({ what: "CSP reports", path: reportPath, type: "csp_report", remedy: ROUTE_REMEDY });
+    const reportPath = description.csp_reports_served[description.routes_served.indexOf(new URL(route, "https://host.invalid").pathname)];
+    if (reportPath) requests.push({ what: "CSP reports", path: reportPath, type: "csp_report", remedy: ROUTE_REMEDY });
   }
   for (const path of description.sentry_sdk_paths_served) {
     requests.push({

@@ -12,6 +12,7 @@ export interface TunnelDescription {
   /** The URL pages are given (with the query when the route is `/monitoring`), or `null` without a DSN. */
   pages_post_to: string | null;
   routes_served: readonly string[];
+  /** Each route's CSP report path, in the order of `routes_served`; none without `cspReports`. */
   csp_reports_served: readonly string[];
   sentry_sdk_paths_served: readonly string[];
   /** Where envelopes go: each DSN's own Sentry, or the one origin `upstreamOrigin` names instead. */
