@@ -10,6 +10,7 @@ import type { AppConfig } from "../app/config.server";
 import { SPOTLIGHT_ERRORS_PATH } from "../app/monitoring/local-defaults.ts";
 import { buildIsCurrent, listening, localVariables, portFrom, unsetLocalDefaults } from "./local-settings.ts";
 import { checkWorkerVariables, localWorkerVariables } from "./worker-variables.ts";
+import { wranglerWorker } from "./wrangler-config.ts";
 
 const dev = process.argv.includes("--dev");
 const command = dev ? "npm run dev" : "npm start";
@@ -39,7 +40,8 @@ const developer = localVariables();
 const unset = unsetLocalDefaults(spotlightOrigin, new Set(Object.keys(developer)));
 // Read as the Worker will read them, before anything is built or started: a bad one is one line
 // of ours, rather than wrangler's account of a runtime that failed to start.
-const checked = await checkWorkerVariables(localWorkerVariables(developer, unset));
+const declared = wranglerWorker();
+const checked = await checkWorkerVariables(localWorkerVariables(declared, developer, unset), declared);
 if ("problem" in checked) {
   console.error(`Configuration: ${checked.problem}`);
   process.exit(1);

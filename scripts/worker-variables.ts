@@ -1,26 +1,25 @@
 // The Worker's variables as a local run gives them, read by the app's own code before wrangler
 // starts: a bad one is said in one plain line that names it, instead of inside wrangler's account
 // of a runtime that failed to start (a minified stack, "likely a problem with the workerd binary").
-import { join } from "node:path";
 
 import { build } from "esbuild";
 
 import type { AppConfig, readConfig } from "../app/config.server";
 import type { appPathsOf } from "../worker/page-paths";
 import type { appTunnel, AppTunnelEnv } from "../worker/app-tunnel";
-import { boundNames, wranglerWorker, type DeclaredWorker } from "./wrangler-config.ts";
+import { boundNames, type DeclaredWorker } from "./wrangler-config.ts";
 
 /**
- * What `wrangler dev` gives the Worker: `wrangler.toml`'s `[vars]` as wrangler reads them (an
- * unquoted number stays a number), then the developer's own (`localVariables`: `.dev.vars`, or
- * `.env` and `.env.local`), then the local defaults for what neither set.
+ * What `wrangler dev` gives the Worker: `declared`'s `[vars]` as wrangler reads them (an unquoted
+ * number stays a number), then the developer's own (`localVariables`: `.dev.vars`, or `.env` and
+ * `.env.local`), then the local defaults for what neither set.
  */
 export function localWorkerVariables(
+  declared: DeclaredWorker,
   developer: Record<string, string>,
   defaults: readonly (readonly [string, string])[],
-  dir = ".",
 ): Record<string, unknown> {
-  return { ...wranglerWorker(join(dir, "wrangler.toml")).bindings, ...developer, ...Object.fromEntries(defaults) };
+  return { ...declared.bindings, ...developer, ...Object.fromEntries(defaults) };
 }
 
 /** Stand-ins for the bindings `wrangler.toml` declares: the tunnel checks which are there, and uses none while it is built. */
@@ -45,7 +44,7 @@ function standInBindings(names: ReadonlySet<string>): AppTunnelEnv {
  */
 export async function checkWorkerVariables(
   vars: Record<string, unknown>,
-  worker: DeclaredWorker = wranglerWorker(),
+  worker: DeclaredWorker,
   dir = ".",
 ): Promise<{ config: AppConfig } | { problem: string }> {
   const [app, declared] = await Promise.all([appConfigReader(dir), declaredApp(dir)]);
