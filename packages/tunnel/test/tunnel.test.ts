@@ -224,11 +224,10 @@ describe("the tunnel: the URL a page's SDK is given", () => {
   });
 
   it("is none for a DSN the tunnel does not forward for, or without one", () => {
-    const limiter = EVERY_CLIENT;
-    expect(tunnelFromEnv({ SENTRY_DSN: SAAS, TUNNEL_RATE_LIMITER: limiter }).pageUrl("https://k@o9.ingest.us.sentry.io/9")).toBeUndefined();
-    expect(tunnelFromEnv({ TUNNEL_RATE_LIMITER: limiter }).pageUrl()).toBeUndefined();
+    expect(tunnelFromEnv({ SENTRY_DSN: SAAS, TUNNEL_RATE_LIMITER: EVERY_CLIENT }).pageUrl("https://k@o9.ingest.us.sentry.io/9")).toBeUndefined();
+    expect(tunnelFromEnv({ TUNNEL_RATE_LIMITER: EVERY_CLIENT }).pageUrl()).toBeUndefined();
     // The TEST_DSN as a page may spell it, with a legacy secret: the allowed DSN it is.
-    expect(tunnelFromEnv({ SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/monitoring", TUNNEL_RATE_LIMITER: limiter }).pageUrl(SAAS.replace("@", ":secret@"))).toBe("/monitoring?o=11&p=21&r=us");
+    expect(tunnelFromEnv({ SENTRY_DSN: SAAS, TUNNEL_ROUTE: "/monitoring", TUNNEL_RATE_LIMITER: EVERY_CLIENT }).pageUrl(SAAS.replace("@", ":secret@"))).toBe("/monitoring?o=11&p=21&r=us");
   });
 });
 
@@ -260,9 +259,8 @@ describe("the tunnel: around the core", () => {
 
   it("puts Sentry's own status in the data point, where the status the client got can differ", async () => {
     const writeDataPoint = vi.fn();
-    const budget = EVERY_CLIENT;
     const { tunnel } = tunnelWith({
-      bindings: { TUNNEL_ANALYTICS: { writeDataPoint }, TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: budget, TUNNEL_SPOOL_TOTAL_BUDGET: budget },
+      bindings: { TUNNEL_ANALYTICS: { writeDataPoint }, TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT },
       sentry: sentryAnswering(() => new Response("busy", { status: 503 })),
     });
     expect((await tunnel(envelopeRequest())).status).toBe(202);
