@@ -8,6 +8,7 @@ import { it } from "vitest";
 
 import { createTunnel, type LogLine } from "@edge-monitoring/tunnel";
 import { spool } from "@edge-monitoring/tunnel/spool";
+import { EVERY_CLIENT } from "@edge-monitoring/tunnel/testing";
 import { ModelBucket, ModelLimiter, ModelQueue, ModelSentry, QUEUE_LIMITS, type SentryModel } from "../support/queue-model";
 import { installWorkerdStreams } from "../support/stream-model";
 import { LINE_ATTRIBUTES_BYTES_ESTIMATE, LOGS_USD_PER_GB, PRICES } from "./price";
@@ -193,7 +194,6 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
   const sentry = new ModelSentry({ outage: { ...OUTAGE, kind: scenario.kind }, usualPerMinute, spikeFactor: 5 }, clock, scenario.weight);
   const logged = { lines: 0, spoolLines: 0, bytes: 0, batchLineBytes: 0 };
   let spoolDataPoints = 0;
-  const allow = { limit: async () => ({ success: true }) };
   const totalBudgets = Array.from({ length: scenario.locations }, () => new ModelLimiter(clock, { limit: scenario.totalBudgetUnits, period: 60 }, scenario.weight));
   const runtime = {
     now: clock.now,
@@ -217,8 +217,8 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
         dsn: PROJECTS[0]!.dsn,
         allowedDsns: PROJECTS.slice(1).map(({ dsn }) => dsn),
         timeoutMs: scenario.timeoutMs,
-        limiter: allow,
-        spool: spool({ queue, bucket: bucket as unknown as R2Bucket, clientBudget: allow, totalBudget: totalBudgets[isolate % scenario.locations]! }),
+        limiter: EVERY_CLIENT,
+        spool: spool({ queue, bucket: bucket as unknown as R2Bucket, clientBudget: EVERY_CLIENT, totalBudget: totalBudgets[isolate % scenario.locations]! }),
         analytics: {
           writeDataPoint: (point) => {
             if (point?.blobs?.[0] === "spool") spoolDataPoints += 1;
