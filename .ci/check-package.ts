@@ -88,6 +88,13 @@ try {
     const strays = listed.filter((path) => !/^package\/(dist\/|README\.md$|CHANGELOG\.md$|STABILITY\.md$|LICENSE$|package\.json$)/.test(path));
     if (strays.length > 0) throw new Error(`unexpected: ${strays.join(", ")}`);
   });
+  await step("the JavaScript carries no doc comment (each Worker would upload it), the types keep theirs", async () => {
+    await run("tar", ["xzf", tarball, "-C", scratch]);
+    const files = listed.filter((path) => /^package\/dist\/.*\.(js|d\.ts)$/.test(path)).map((path) => [path, readFileSync(join(scratch, path), "utf8")] as const);
+    const commented = files.filter(([path, text]) => path.endsWith(".js") && text.includes("/**")).map(([path]) => path);
+    if (commented.length > 0) throw new Error(`doc comments in ${commented.join(", ")}`);
+    if (!files.some(([path, text]) => path.endsWith(".d.ts") && text.includes("/**"))) throw new Error("no .d.ts has a doc comment");
+  });
   await step("publint --strict", () => run(bin("publint"), ["--strict", tarball], { env }));
   await step("@arethetypeswrong/cli (ESM only)", () => run(bin("attw"), [tarball, "--profile", "esm-only"], { env }));
 
