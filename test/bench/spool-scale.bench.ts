@@ -192,7 +192,7 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
   const bucket = new ModelBucket(scenario.weight);
   const usualPerMinute = new Map(PROJECTS.map(({ dsn, share }) => [/\/(\d+)$/.exec(dsn)![1]!, scenario.perSecond * share * 60]));
   const sentry = new ModelSentry({ outage: { ...OUTAGE, kind: scenario.kind }, usualPerMinute, spikeFactor: 5 }, clock, scenario.weight);
-  const logged = { lines: 0, spoolLines: 0, bytes: 0, batchLineBytes: 0 };
+  const logged = { lines: 0, spoolLines: 0, bytes: 0, batchLineBytes: 0, windowLines: 0, windowBytes: 0 };
   let spoolDataPoints = 0;
   const totalBudgets = Array.from({ length: scenario.locations }, () => new ModelLimiter(clock, { limit: scenario.totalBudgetUnits, period: 60 }, scenario.weight));
   const runtime = {
@@ -205,8 +205,16 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
         logged.batchLineBytes = JSON.stringify(line).length + LINE_ATTRIBUTES_BYTES_ESTIMATE;
         return;
       }
+      const bytes = JSON.stringify(line).length + LINE_ATTRIBUTES_BYTES_ESTIMATE;
+      // A line said once per window (it carries `repeats`) is one however many envelopes the
+      // window had: an isolate here sees a weight's fraction of production's, and says it as often.
+      if ("repeats" in line) {
+        logged.windowLines += 1;
+        logged.windowBytes += bytes;
+        return;
+      }
       logged.lines += 1;
-      logged.bytes += JSON.stringify(line).length + LINE_ATTRIBUTES_BYTES_ESTIMATE;
+      logged.bytes += bytes;
       if (line.event === "tunnel_spool") logged.spoolLines += 1;
     },
   };
@@ -317,13 +325,13 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
     r2ClassB: bucket.counts.classB,
     // A data point and a line per batch, besides those per envelope.
     dataPoints: spoolDataPoints * scenario.weight + consumerInvocations,
-    logEvents: logged.lines * scenario.weight + consumerInvocations,
+    logEvents: logged.lines * scenario.weight + logged.windowLines + consumerInvocations,
     requests: consumerInvocations,
     cpuMs: (cpuMicros / 1000) * scenario.weight,
   };
   const costUsd = (Object.keys(units) as (keyof typeof units)[]).reduce((sum, name) => sum + (units[name] / 1e6) * USD_PER_MILLION[name], 0);
   const logsUsdPerEvent = (units.logEvents / 1e6) * USD_PER_MILLION.logEvents;
-  const logBytes = logged.bytes * scenario.weight + logged.batchLineBytes * consumerInvocations;
+  const logBytes = logged.bytes * scenario.weight + logged.windowBytes + logged.batchLineBytes * consumerInvocations;
   const logsUsdPerGb = (logBytes / 1e9) * LOGS_USD_PER_GB;
   return {
     lost,
@@ -351,6 +359,7 @@ async function simulate(scenario: Scenario): Promise<Outcome> {
       "requests to Sentry": sentry.requests * scenario.weight,
       "Sentry's spike 429s": sentry.spikeRefusals,
       "spool log lines": logged.spoolLines * scenario.weight,
+      "lines said once per window (stored while Sentry is known down)": logged.windowLines,
       "log events": units.logEvents,
       "log GB (lines + an estimated 1 KB of attributes each)": (logBytes / 1e9).toFixed(2),
       "USD: queue operations": ((units.queueOperations / 1e6) * USD_PER_MILLION.queueOperations).toFixed(2),

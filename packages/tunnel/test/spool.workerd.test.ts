@@ -46,6 +46,15 @@ async function sha256(bytes: ArrayBuffer | Uint8Array): Promise<string> {
   return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
+/** A body of unknown length, as a client that sends it chunked hands it over. */
+const chunked = (body: Uint8Array) =>
+  new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let at = 0; at < body.byteLength; at += 16_384) controller.enqueue(body.slice(at, at + 16_384));
+      controller.close();
+    },
+  });
+
 /** The body as Sentry reads it: decompressed, with `sent_at` (the one field the spool may move) set aside. */
 function content(body: Uint8Array, gzip: boolean): { header: Record<string, unknown>; rest: Uint8Array } {
   const plain = gzip ? new Uint8Array(gunzipSync(body)) : body;
@@ -121,7 +130,8 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     });
     const figures = {
       sent: envelopes.length,
-      spooled: tunnel.lines.filter((line) => line.event === "tunnel" && line.outcome === "spooled").length,
+      // Answered 202: stored. Their lines are fewer: once the breaker is open, one per window says them.
+      spooled: [...statuses.values()].filter((status) => status === 202).length,
       accepted: accepted.length,
       refusedSizes: envelopes.filter((sent) => !accepted.includes(sent)).map((sent) => sent.sent.byteLength),
       lost: accepted.filter((sent) => !counts.has(sent.id)).length,
@@ -139,19 +149,26 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
   it("keeps a body of unknown length in hand too, and stores it whether Sentry fails under it or the breaker is open", async () => {
     const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "2000" }, { TUNNEL_SPOOL_BUCKET: bucket });
     tunnel.sentry.answer = busy;
-    const chunked = (body: Uint8Array) =>
-      new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (let at = 0; at < body.byteLength; at += 16_384) controller.enqueue(body.slice(at, at + 16_384));
-          controller.close();
-        },
-      });
     const bodies = Array.from({ length: 4 }, () => envelope({ attachmentBytes: 150_000 }).body);
     for (const body of bodies) expect((await tunnel.post(chunked(body))).status).toBe(202);
     // The fourth came with the breaker open, and went to Sentry all the same: R2 takes no stream of unknown length.
     expect(tunnel.sentry.took).toHaveLength(4);
     expect((await spoolObjects()).sort()).toEqual(bodies.map((body) => body.byteLength).sort());
     await Promise.all(tunnel.stored.map((message) => message.key && bucket.delete(message.key)));
+  });
+
+  it("without a bucket, stores a body of unknown length that fits in a message, and answers one that does not with an error, counted", async () => {
+    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "2000" });
+    tunnel.sentry.answer = busy;
+    const [small, large] = [envelope().body, envelope({ attachmentBytes: 200_000 }).body];
+    const answers = [await tunnel.post(chunked(small)), await tunnel.post(chunked(large))];
+    const reasons = await Promise.all(answers.map(async (answer) => [answer.status, ((await answer.json()) as { reason?: string }).reason]));
+    expect(reasons).toEqual([[202, "spooled"], [503, "not_kept_in_hand"]]);
+    // The small one, in its message (packed, as it pays).
+    expect(tunnel.stored.map((message) => message.key === undefined && message.body !== undefined)).toEqual([true]);
+    tunnel.sentry.answer = () => Response.json(SENTRY_OK);
+    await tunnel.tunnel.clientShare.reports.flush();
+    expect(tunnel.sentry.clientReports()).toEqual([[{ reason: "buffer_overflow", category: "default", quantity: 1 }]]);
   });
 
   it("past what it keeps in hand, loses a streaming body Sentry fails under with an error, in its line and in a client report", async () => {
@@ -494,5 +511,57 @@ describe("the breaker, fair to Sentry and to clients", () => {
     const ids = tunnel.sentry.took.map((took) => headerOf(took.body).event_id);
     for (const { id } of results) expect(ids.filter((taken) => taken === id)).toHaveLength(1);
     expect(tunnel.stored).toEqual([]);
+  });
+});
+
+describe("the spool's lines", () => {
+  it("says the envelopes it stores while Sentry is known down once per project and window, each counted, and every one in its data point", async () => {
+    let now = 1_800_000_000_000;
+    const lines: LogLine[] = [];
+    const points: AnalyticsEngineDataPoint[] = [];
+    const stored: SpooledEnvelope[] = [];
+    const sentry = new StubSentry();
+    sentry.answer = busy;
+    const tunnel = createTunnel(
+      {
+        dsn: TEST_DSN,
+        allowedDsns: [OTHER_TEST_DSN],
+        limiter: EVERY_CLIENT,
+        analytics: { writeDataPoint: (point) => void points.push(point!) },
+        spool: spool({ queue: { send: async (message) => void stored.push(message) }, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT }),
+      },
+      { now: () => now, fetch: sentry.fetch, log: (line) => void lines.push(line) },
+    );
+    const post = async (dsn: string) => {
+      const { body } = envelope({ dsn });
+      const request = new Request(`https://app.example${tunnel.pageUrl(dsn)}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } });
+      const response = (await tunnel.handle(request))!;
+      await response.arrayBuffer();
+      return response.status;
+    };
+    const statuses: number[] = [];
+    // Three failures open each project's breaker; then 200 envelopes stored unasked, over 20 s:
+    // three windows of the limiter's 10 s, within the breaker's cool-down, so no probe.
+    for (const dsn of [TEST_DSN, OTHER_TEST_DSN]) for (let failure = 0; failure < 3; failure += 1) statuses.push(await post(dsn));
+    const asked = sentry.arrivals;
+    for (let request = 0; request < 200; request += 1) {
+      now += 100;
+      statuses.push(await post(request % 2 === 0 ? TEST_DSN : OTHER_TEST_DSN));
+    }
+    expect(sentry.arrivals).toBe(asked);
+    // A later window's request, of any kind, brings out what is still held.
+    now += 20_000;
+    await tunnel.handle(new Request(`https://app.example${tunnel.pageUrl()}`));
+
+    expect(new Set(statuses)).toEqual(new Set([202]));
+    expect(stored).toHaveLength(206);
+    expect(points.filter((point) => point.blobs?.[0] === "spooled")).toHaveLength(206);
+    const spooled = lines.filter((line): line is Extract<LogLine, { event: "tunnel" }> => line.event === "tunnel" && line.outcome === "spooled");
+    const unasked = spooled.filter((line) => line.upstream_status === null);
+    // Each failure that opened a breaker has its own line; then at most a line per project and window, and one to flush.
+    expect(spooled.filter((line) => line.upstream_status === 503)).toHaveLength(6);
+    expect(unasked.length).toBeLessThanOrEqual(2 * 4);
+    const counted = (project: string) => unasked.filter((line) => line.project === project).reduce((sum, line) => sum + 1 + (line.repeats ?? 0), 0);
+    expect({ 4502: counted("4502"), 4503: counted("4503") }).toEqual({ 4502: 100, 4503: 100 });
   });
 });

@@ -155,7 +155,7 @@ function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts
     gate: createGate(settings, clientAllowed, core.allowList, csp !== undefined),
     allowList: core.allowList,
     delivery,
-    recorder: { log, refusals: new RepeatedLines<TunnelLogLine>(settings.rateLimitPeriodSeconds, log, now), analytics: core.analytics, now },
+    recorder: { log, repeated: new RepeatedLines<TunnelLogLine>(settings.rateLimitPeriodSeconds, log, now), analytics: core.analytics, now },
     forwardReport: csp?.forward,
     inflate: compressed?.scan,
     maxEnvelopeBytes: settings.maxEnvelopeBytes,

@@ -46,12 +46,19 @@ const NOT_HELD: InHand = { body: async () => undefined, outgrew: () => true, rel
  * `budget`. The copy is read on its own, not as fast as Sentry takes the other: a Sentry that fails
  * before the body's end leaves the copy to finish. A body of declared length reserves it all at
  * once and is read in one native call (the runtime holds it to that length); one of unknown length
- * reserves as it grows, a chunk at a time. The parts are joined only when the copy is stored.
+ * reserves as it grows, a chunk at a time. The parts are joined only when the copy is stored. No
+ * body over `ceiling` is held: the budget's, or less where the spool could store no more.
  */
-export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, contentLength: number | undefined, budget: InHandBudget): { toSentry: ReadableStream<BodyChunk>; inHand: InHand } {
+export function keepInHand(
+  consumed: readonly BodyChunk[],
+  rest: ReadableStream<BodyChunk>,
+  contentLength: number | undefined,
+  budget: InHandBudget,
+  ceiling = budget.ceiling,
+): { toSentry: ReadableStream<BodyChunk>; inHand: InHand } {
   const consumedBytes = consumed.reduce((total, chunk) => total + chunk.byteLength, 0);
   let reserved = contentLength ?? consumedBytes;
-  if (reserved > budget.ceiling || !budget.reserve(reserved)) return { toSentry: rest, inHand: NOT_HELD };
+  if (reserved > ceiling || !budget.reserve(reserved)) return { toSentry: rest, inHand: NOT_HELD };
   const [branch, toHand] = rest.tee();
   let released = false;
   let outgrew = false;
@@ -66,7 +73,7 @@ export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<
     const length = consumedBytes + restBytes;
     if (released) return false;
     if (length <= reserved) return true;
-    outgrew = length > budget.ceiling || !budget.reserve(length - reserved);
+    outgrew = length > ceiling || !budget.reserve(length - reserved);
     if (outgrew) return false;
     reserved = length;
     return true;

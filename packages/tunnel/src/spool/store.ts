@@ -114,6 +114,8 @@ export interface Spool {
   pack(envelope: Omit<SpooledEnvelope, "body" | "key">, body: SpoolBody): Promise<ToStore>;
   /** Whether a body of `length` bytes can be stored at all: in a message, or with a bucket bound. */
   accepts(envelope: Omit<SpooledEnvelope, "body" | "key">, length: number): boolean;
+  /** The largest body it can store of this envelope: what a message holds beside it, or, with a bucket bound, any. */
+  room(envelope: Omit<SpooledEnvelope, "body" | "key">): number;
   /**
    * Resolves `true` once the envelope is stored, due to the consumer after `delaySeconds`; `false`
    * when it could not be. Never rejects.
@@ -123,8 +125,8 @@ export interface Spool {
 
 
 export function createSpool({ queue, bucket }: SpoolBindings): Spool {
-  const fitsInMessage = (envelope: Omit<SpooledEnvelope, "body" | "key">, length: number) =>
-    length + JSON.stringify(envelope).length + MESSAGE_SLACK_BYTES <= MESSAGE_LIMIT_BYTES;
+  const messageRoom = (envelope: Omit<SpooledEnvelope, "body" | "key">) => MESSAGE_LIMIT_BYTES - JSON.stringify(envelope).length - MESSAGE_SLACK_BYTES;
+  const room = (envelope: Omit<SpooledEnvelope, "body" | "key">) => (bucket ? Number.POSITIVE_INFINITY : messageRoom(envelope));
   return {
     async pack(envelope, body) {
       if (!(body instanceof Uint8Array)) return { envelope, body };
@@ -134,13 +136,14 @@ export function createSpool({ queue, bucket }: SpoolBindings): Spool {
         return { envelope, body };
       }
     },
-    accepts: (envelope, length) => bucket !== undefined || fitsInMessage(envelope, length),
+    accepts: (envelope, length) => length <= room(envelope),
+    room,
     async store(envelope, body, delaySeconds = 0) {
       try {
         const length = body instanceof Uint8Array ? body.byteLength : body.length;
         // What is large even packed (an attachment, a replay) waits in R2 when a bucket is bound,
         // where the queue's backlog does not count it and a wait reads a small message, not the body.
-        if (fitsInMessage(envelope, length) && (!bucket || length <= IN_MESSAGE_BYTES)) {
+        if (length <= messageRoom(envelope) && (!bucket || length <= IN_MESSAGE_BYTES)) {
           // A stream this short is read whole first.
           const bytes = body instanceof Uint8Array ? body : new Uint8Array(await new Response(body.stream).arrayBuffer());
           await queue.send({ ...envelope, body: bytes }, { contentType: "v8", delaySeconds });

@@ -36,6 +36,7 @@ function memorySpool() {
   const spool: Spool = {
     pack: async (envelope, body) => ({ envelope, body }),
     accepts: () => true,
+    room: () => Number.POSITIVE_INFINITY,
     async store(envelope, body) {
       stored.push({ dsn: envelope.dsn, body: new TextDecoder().decode(body as Uint8Array) });
       return true;

@@ -44,6 +44,11 @@ export interface Delivered {
   /** The bytes sent upstream, when a forward counted them. */
   bytes: number | undefined;
   upstreamStatus: number | null;
+  /**
+   * Stored without asking Sentry, which is known to be down (its breaker open): the same news as
+   * every other envelope stored so, whose line is said once per project and window.
+   */
+  sentryKnownDown?: true;
 }
 
 /** One envelope on its way: what storing it needs besides its body. */

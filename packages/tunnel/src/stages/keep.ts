@@ -45,11 +45,14 @@ export function createKeeper({ limits, breakers, reports, store }: KeeperParts):
       const down = { ...shipment, delaySeconds: store.deferral(breaker.failingForMs()) };
       const spooled = await spoolWhileSentryIsDown(envelope, down, deadline, store, reports);
       // What was stored is the whole body: read whole, or streamed to R2 at its declared length.
-      return spooled && { answer: spooled, bytes: whole?.byteLength ?? contentLength, upstreamStatus: null };
+      return spooled && { answer: spooled, bytes: whole?.byteLength ?? contentLength, upstreamStatus: null, sentryKnownDown: true };
     },
     streamed({ body, head, contentLength }, shipment) {
-      if (!store || !store.spool.accepts(shipment.stored, contentLength ?? store.inHand.ceiling)) return body;
-      const { toSentry, inHand } = keepInHand(head.consumed, body, contentLength, store.inHand);
+      if (!store) return body;
+      // What cannot be stored is not held; a body of unknown length is held up to what can be.
+      const room = store.spool.room(shipment.stored);
+      if (contentLength !== undefined && contentLength > room) return body;
+      const { toSentry, inHand } = keepInHand(head.consumed, body, contentLength, store.inHand, Math.min(room, store.inHand.ceiling));
       shipment.inHand = inHand;
       return toSentry;
     },

@@ -21,8 +21,10 @@ export interface TunnelLogLine {
   upstream_status: number | null;
   duration_ms: number;
   /**
-   * On a refusal's line (`rejected`): the identical refusals of the same client held back before
-   * it, at most one line being written per client, reason and window of the limiter's period.
+   * The identical lines held back before this one, at most one being written per window of the
+   * limiter's period: on a refusal's line (`rejected`), the same client's refusals of that reason;
+   * on the line of an envelope stored while Sentry is known down (`spooled`, the breaker open and
+   * Sentry not asked), the others of that project the isolate stored so.
    */
   repeats?: number;
 }
@@ -34,6 +36,8 @@ export interface RequestFacts {
   query: TunnelQuery | undefined;
   bytes: number | null;
   upstreamStatus: number | null;
+  /** Stored without asking Sentry, which is known to be down. */
+  sentryKnownDown?: true | undefined;
 }
 
 export const NO_FACTS: RequestFacts = { kind: "envelope", query: undefined, bytes: null, upstreamStatus: null };
@@ -46,15 +50,18 @@ export type LogLine = UnversionedLine & { v: typeof RECORD_VERSION };
 
 export interface Recorder {
   log: (line: TunnelLogLine) => void;
-  /** Where refusals' lines go instead: one per client, reason and window. */
-  refusals: RepeatedLines<TunnelLogLine>;
+  /**
+   * Where lines that repeat go instead: a refusal's, one per client, reason and window; that of an
+   * envelope stored while Sentry is known down, one per project and window.
+   */
+  repeated: RepeatedLines<TunnelLogLine>;
   analytics: Pick<AnalyticsEngineDataset, "writeDataPoint">;
   /** The tunnel's clock, which also stamped the request's arrival. */
   now: () => number;
 }
 
-/** Writes the request's log line (a refusal's as {@link Recorder.refusals} allows) and its Analytics Engine data point. */
-export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: number, client: string | null, { log, refusals, analytics, now }: Recorder): void {
+/** Writes the request's log line (one that repeats as {@link Recorder.repeated} allows) and its Analytics Engine data point. */
+export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: number, client: string | null, { log, repeated, analytics, now }: Recorder): void {
   const { query } = facts;
   const line: TunnelLogLine = {
     event: "tunnel",
@@ -69,9 +76,11 @@ export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: n
     upstream_status: facts.upstreamStatus,
     duration_ms: now() - receivedAt,
   };
-  if (line.outcome === "rejected") refusals.say(client, `${line.kind} ${line.reason} ${line.status}`, line);
+  if (line.outcome === "rejected") repeated.say(client, `${line.kind} ${line.reason} ${line.status}`, line);
+  // While Sentry is down, every envelope stored unasked is the same news: no client's, but its project's.
+  else if (facts.sentryKnownDown) repeated.say(null, `${line.kind} ${line.reason} ${line.org}/${line.project}/${line.region}`, line);
   else {
-    refusals.flush();
+    repeated.flush();
     log(line);
   }
   try {

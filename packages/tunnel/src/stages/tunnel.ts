@@ -92,6 +92,6 @@ async function serveRequest(request: Request, deadline: Deadline, parts: TunnelP
     return { answer: tunnelAnswer("not_found", undefined, notFoundSentence(new URL(request.url).pathname)), facts: { ...NO_FACTS, query: received.query, bytes: received.bytes } };
   }
   // Logged as the project it goes to, which may not be the one the query named.
-  const { answer, bytes, upstreamStatus } = await deliver(received.envelope, request.headers, deadline, parts.delivery, receivedAt);
-  return { answer, facts: { kind: "envelope", query: received.query, bytes: bytes ?? received.bytes, upstreamStatus } };
+  const { answer, bytes, upstreamStatus, sentryKnownDown } = await deliver(received.envelope, request.headers, deadline, parts.delivery, receivedAt);
+  return { answer, facts: { kind: "envelope", query: received.query, bytes: bytes ?? received.bytes, upstreamStatus, sentryKnownDown } };
 }
