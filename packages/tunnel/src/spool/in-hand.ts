@@ -49,13 +49,7 @@ const NOT_HELD: InHand = { body: async () => undefined, outgrew: () => true, rel
  * reserves as it grows, a chunk at a time. The parts are joined only when the copy is stored. No
  * body over `ceiling` is held: the budget's, or less where the spool could store no more.
  */
-export function keepInHand(
-  consumed: readonly BodyChunk[],
-  rest: ReadableStream<BodyChunk>,
-  contentLength: number | undefined,
-  budget: InHandBudget,
-  ceiling = budget.ceiling,
-): { toSentry: ReadableStream<BodyChunk>; inHand: InHand } {
+export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, contentLength: number | undefined, budget: InHandBudget, ceiling = budget.ceiling): { toSentry: ReadableStream<BodyChunk>; inHand: InHand } {
   const consumedBytes = consumed.reduce((total, chunk) => total + chunk.byteLength, 0);
   let reserved = contentLength ?? consumedBytes;
   if (reserved > ceiling || !budget.reserve(reserved)) return { toSentry: rest, inHand: NOT_HELD };
