@@ -564,4 +564,30 @@ describe("the spool's lines", () => {
     const counted = (project: string) => unasked.filter((line) => line.project === project).reduce((sum, line) => sum + 1 + (line.repeats ?? 0), 0);
     expect({ 4502: counted("4502"), 4503: counted("4503") }).toEqual({ 4502: 100, 4503: 100 });
   });
+
+  it("keeps a line for each envelope it could not store while Sentry is known down: a loss is not the same news", async () => {
+    const lines: LogLine[] = [];
+    const sentry = new StubSentry();
+    sentry.answer = busy;
+    // A client's byte budget that is spent: the first whole 256 KiB unit it asks for is refused.
+    const spent = { limit: async () => ({ success: false }) };
+    const tunnel = createTunnel(
+      {
+        dsn: TEST_DSN,
+        limiter: EVERY_CLIENT,
+        spool: spool({ queue: { send: async () => {} }, bucket, clientBudget: spent, totalBudget: EVERY_CLIENT, queueName: "spent-spool", deadLetterQueueName: "spent-dead" }),
+      },
+      { fetch: sentry.fetch, log: (line) => void lines.push(line) },
+    );
+    const post = async (body: Uint8Array) => {
+      const request = new Request(`https://app.example${tunnel.pageUrl()}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } });
+      const response = (await tunnel.handle(request))!;
+      return [response.status, ((await response.json()) as { reason: string }).reason];
+    };
+    // Three small ones, short of a unit, are stored as Sentry fails under them, and open the breaker.
+    for (let failure = 0; failure < 3; failure += 1) expect(await post(envelope().body)).toEqual([202, "spooled"]);
+    for (let lost = 0; lost < 4; lost += 1) expect(await post(envelope({ attachmentBytes: 300_000 }).body)).toEqual([503, "spool_full"]);
+    expect(sentry.arrivals).toBe(3);
+    expect(lines.filter((line) => line.event === "tunnel" && line.reason === "spool_full")).toHaveLength(4);
+  });
 });

@@ -77,8 +77,9 @@ export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: n
     duration_ms: now() - receivedAt,
   };
   if (line.outcome === "rejected") repeated.say(client, `${line.kind} ${line.reason} ${line.status}`, line);
-  // While Sentry is down, every envelope stored unasked is the same news: no client's, but its project's.
-  else if (facts.sentryKnownDown) repeated.say(null, `${line.kind} ${line.reason} ${line.org}/${line.project}/${line.region}`, line);
+  // While Sentry is down, every envelope stored unasked is the same news: no client's, but its
+  // project's. One that could not be stored is a loss, and keeps a line of its own.
+  else if (facts.sentryKnownDown && line.outcome === "spooled") repeated.say(null, `${line.kind} ${line.reason} ${line.org}/${line.project}/${line.region}`, line);
   else {
     repeated.flush();
     log(line);
