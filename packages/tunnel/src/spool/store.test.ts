@@ -76,8 +76,8 @@ describe("createSpool", () => {
   it("says what it cannot take without a bucket, and stores none of it", async () => {
     const { sent, queue } = fakes();
     const spool = createSpool({ queue });
-    expect(spool.accepts(ENVELOPE, 100_000)).toBe(true);
-    expect(spool.accepts(ENVELOPE, 200_000)).toBe(false);
+    expect(100_000 <= spool.room(ENVELOPE)).toBe(true);
+    expect(200_000 <= spool.room(ENVELOPE)).toBe(false);
     expect(await spool.store(ENVELOPE, new Uint8Array(200_000))).toBe(false);
     expect(sent).toEqual([]);
   });

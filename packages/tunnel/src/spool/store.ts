@@ -112,9 +112,7 @@ export interface Spool {
    * as it comes). The byte budgets count what this gives, the bytes that are kept.
    */
   pack(envelope: Omit<SpooledEnvelope, "body" | "key">, body: SpoolBody): Promise<ToStore>;
-  /** Whether a body of `length` bytes can be stored at all: in a message, or with a bucket bound. */
-  accepts(envelope: Omit<SpooledEnvelope, "body" | "key">, length: number): boolean;
-  /** The largest body it can store of this envelope: what a message holds beside it, or, with a bucket bound, any. */
+  /** The largest body it can store of this envelope at all: what a message holds beside it, or, with a bucket bound, any. */
   room(envelope: Omit<SpooledEnvelope, "body" | "key">): number;
   /**
    * Resolves `true` once the envelope is stored, due to the consumer after `delaySeconds`; `false`
@@ -136,7 +134,6 @@ export function createSpool({ queue, bucket }: SpoolBindings): Spool {
         return { envelope, body };
       }
     },
-    accepts: (envelope, length) => length <= room(envelope),
     room,
     async store(envelope, body, delaySeconds = 0) {
       try {

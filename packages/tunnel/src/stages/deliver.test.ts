@@ -35,7 +35,6 @@ function memorySpool() {
   const stored: { dsn: string; body: string }[] = [];
   const spool: Spool = {
     pack: async (envelope, body) => ({ envelope, body }),
-    accepts: () => true,
     room: () => Number.POSITIVE_INFINITY,
     async store(envelope, body) {
       stored.push({ dsn: envelope.dsn, body: new TextDecoder().decode(body as Uint8Array) });

@@ -45,8 +45,9 @@ export interface Delivered {
   bytes: number | undefined;
   upstreamStatus: number | null;
   /**
-   * Stored without asking Sentry, which is known to be down (its breaker open): the same news as
-   * every other envelope stored so, whose line is said once per project and window.
+   * Answered without asking Sentry, which is known to be down (its breaker open): stored, or not
+   * stored, a loss. What was stored is the same news as every other envelope stored so, and its
+   * line is said once per project and window.
    */
   sentryKnownDown?: true;
 }

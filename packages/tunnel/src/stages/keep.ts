@@ -96,7 +96,7 @@ async function spoolWhileSentryIsDown(
   reports: ClientReports,
 ): Promise<Answer | undefined> {
   if (shipment.whole) return storeInSpool(shipment.whole, shipment, store, reports);
-  if (contentLength === undefined || !store.spool.accepts(shipment.stored, contentLength)) return undefined;
+  if (contentLength === undefined || contentLength > store.spool.room(shipment.stored)) return undefined;
   const whileStored = prefixed(head.consumed, body, contentLength);
   const spooled = await deadline.race(storeInSpool({ stream: whileStored.stream, length: contentLength }, shipment, store, reports)).catch(() => undefined);
   if (spooled) return spooled;
@@ -115,7 +115,7 @@ async function storeInSpool(
   // The budgets count what is kept: the body packed, when it packs.
   const packed = await spool.pack(stored, body);
   const length = packed.body instanceof Uint8Array ? packed.body.byteLength : packed.body.length;
-  if (!spool.accepts(packed.envelope, length)) return undefined;
+  if (length > spool.room(packed.envelope)) return undefined;
   if (!(await spoolBudget(clientIp, length))) {
     reports.count(stored.dsn, "queue_overflow", discardedCategories(plain));
     return tunnelAnswer("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });

@@ -36,7 +36,7 @@ export interface RequestFacts {
   query: TunnelQuery | undefined;
   bytes: number | null;
   upstreamStatus: number | null;
-  /** Stored without asking Sentry, which is known to be down. */
+  /** Answered without asking Sentry, which is known to be down: stored, or not, as the answer says. */
   sentryKnownDown?: true | undefined;
 }
 
