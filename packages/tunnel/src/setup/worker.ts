@@ -75,26 +75,33 @@ export interface ClientShare {
  */
 export function createTunnel(options: TunnelOptions, runtime: TunnelRuntime = {}): TunnelWorker {
   const { names, settings, core, spool, csp, parts } = assembled(options, runtime);
-  const serves = (request: Request) => {
-    const { pathname } = new URL(request.url);
-    return isTunnelPathSpelling(pathname, parts.gate.paths) || postsToOtherSentryPath(request, pathname, parts.gate);
-  };
   const tunnel = tunnelOf(parts);
+  // Methods, not arrow functions: wrangler's keep_names wraps each arrow property in a call that
+  // every adopter's Worker would upload.
   return {
-    handle: async (request) => (serves(request) ? tunnel(request) : undefined),
-    pageUrl: (dsn) => tunnelUrlFor(settings, dsn),
+    async handle(request) {
+      const { pathname } = new URL(request.url);
+      const serves = isTunnelPathSpelling(pathname, parts.gate.paths) || postsToOtherSentryPath(request, pathname, parts.gate);
+      return serves ? tunnel(request) : undefined;
+    },
+    pageUrl(dsn) {
+      return tunnelUrlFor(settings, dsn);
+    },
     cspReportPath: parts.gate.reports && reportPathOf(settings.route),
-    describe: () => describeTunnel(settings, names, spool?.described, { csp: csp !== undefined, compressed: options.compressedBodies !== undefined }),
-    handlesQueue: (name) => name === spool?.queue || name === spool?.deadLetterQueue,
+    describe() {
+      return describeTunnel(settings, names, spool?.described, { csp: csp !== undefined, compressed: options.compressedBodies !== undefined });
+    },
+    handlesQueue(name) {
+      return name === spool?.queue || name === spool?.deadLetterQueue;
+    },
     async queue(batch) {
       if (spool && batch.queue === spool.queue) return spool.consume(batch);
       if (spool && batch.queue === spool.deadLetterQueue) return spool.settleDeadLetters(batch);
-      throw new Error(
-        `The tunnel was handed a batch of queue "${batch.queue}", which is not ${spool ? `its spool ("${spool.queue}") or dead-letter queue ("${spool.deadLetterQueue}")` : "its own: it has no spool"}: ` +
-          "it acknowledged none of it. Dispatch on tunnel.handlesQueue(batch.queue) in the Worker's queue().",
-      );
+      throw new Error(`The tunnel acknowledged none of queue "${batch.queue}"'s batch, not its own: dispatch on tunnel.handlesQueue(batch.queue) in queue().`);
     },
-    spoolHeartbeat: async () => spool?.heartbeat(),
+    async spoolHeartbeat() {
+      return spool?.heartbeat();
+    },
     clientShare: { allows: parts.gate.clientAllowed, reports: core.reports, periodSeconds: settings.rateLimitPeriodSeconds },
   };
 }
@@ -116,7 +123,7 @@ export function assembled(options: TunnelOptions, runtime: TunnelRuntime) {
 }
 
 /** Missing optional bindings become parts that do nothing: no stage asks whether one is there. */
-const NO_ANALYTICS: Pick<AnalyticsEngineDataset, "writeDataPoint"> = { writeDataPoint: () => {} };
+const NO_ANALYTICS: Pick<AnalyticsEngineDataset, "writeDataPoint"> = { writeDataPoint() {} };
 
 /**
  * What one tunnel's live path and its capabilities share, each built once: the allow-list, the

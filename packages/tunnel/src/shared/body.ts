@@ -15,7 +15,7 @@ export type ChunkSource = Pick<ReadableStreamDefaultReader<BodyChunk>, "read">;
 export function wholeBody(bytes: BodyChunk): ChunkSource {
   let given = false;
   return {
-    read: async () => {
+    async read() {
       if (given || bytes.byteLength === 0) return { done: true, value: undefined };
       given = true;
       return { done: false, value: bytes };

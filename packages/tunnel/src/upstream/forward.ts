@@ -158,7 +158,8 @@ function outgoingBody(forward: ForwardRequest): OutgoingBody {
   const { consumed, consumedBytes, rest, contentLength, maxBytes, deadline } = forward;
   if (!rest) {
     const whole = joinChunks(consumed, consumedBytes);
-    return { stream: whole, bytes: () => consumedBytes, complete: () => true, tooLarge: () => false, stop: () => {} };
+    // Methods, not arrow properties, as in createTunnel: fewer bytes in every adopter's Worker.
+    return { stream: whole, bytes() { return consumedBytes; }, complete() { return true; }, tooLarge() { return false; }, stop() {} };
   }
 
   let counted = consumedBytes;
@@ -196,9 +197,9 @@ function outgoingBody(forward: ForwardRequest): OutgoingBody {
 
   return {
     stream: readable,
-    bytes: () => contentLength ?? counted,
-    complete: () => piped,
-    tooLarge: () => tooLarge,
-    stop: () => stopPiping.abort(),
+    bytes() { return contentLength ?? counted; },
+    complete() { return piped; },
+    tooLarge() { return tooLarge; },
+    stop() { stopPiping.abort(); },
   };
 }
