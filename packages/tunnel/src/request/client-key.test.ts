@@ -16,6 +16,7 @@ describe("clientKey", () => {
     ["64:ff9b::198.51.100.7", "64:ff9b:0:0::/64"],
     ["x".repeat(500), "x".repeat(64)],
     ["1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7:8:9"],
+    ["::1]@example.com/[", "::1]@example.com/["],
   ])("keys %j as %j", (ip, key) => {
     expect(clientKey(ip)).toBe(key);
   });

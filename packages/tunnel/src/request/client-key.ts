@@ -8,28 +8,15 @@ const MAX_KEY_LENGTH = 64;
  */
 export function clientKey(ip: string | null): string {
   if (!ip) return "unknown";
-  if (!ip.includes(":")) return ip.slice(0, MAX_KEY_LENGTH);
-  const hextets = expandIpv6(ip.toLowerCase());
-  if (!hextets) return ip.slice(0, MAX_KEY_LENGTH);
+  // The URL parser writes an IPv6 address one way: lowercase, no leading zeros, at most one `::`.
+  const host = /^[\d.:a-f]*:[\d.:a-f]*$/i.test(ip) && URL.canParse(`http://[${ip}]`) ? new URL(`http://[${ip}]`).hostname.slice(1, -1) : undefined;
+  if (host === undefined) return ip.slice(0, MAX_KEY_LENGTH);
+  const [head = [], tail] = host.split("::").map((half) => (half ? half.split(":") : []));
+  const hextets = tail ? [...head, ...Array<string>(8 - head.length - tail.length).fill("0"), ...tail] : head;
   // An IPv4 address written as IPv6 (::ffff:a.b.c.d) is that IPv4 client.
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(ip.toLowerCase());
-  if (mapped) return mapped[1]!;
+  if (hextets.slice(0, 6).join(":") === "0:0:0:0:0:ffff") {
+    const [high = 0, low = 0] = hextets.slice(6).map((hextet) => Number.parseInt(hextet, 16));
+    return [high >> 8, high & 255, low >> 8, low & 255].join(".");
+  }
   return `${hextets.slice(0, 4).join(":")}::/64`;
-}
-
-/** The eight hextets of an IPv6 address, without leading zeros, or `undefined` if it is not one. */
-function expandIpv6(ip: string): string[] | undefined {
-  const halves = ip.split("::");
-  if (halves.length > 2) return undefined;
-  const groups = (half: string | undefined) => (half ? half.split(":") : []);
-  const head = groups(halves[0]);
-  const tail = groups(halves[1]);
-  // An embedded IPv4 address at the end takes the place of two hextets.
-  const last = tail.length > 0 ? tail : head;
-  if (last.length > 0 && last[last.length - 1]!.includes(".")) last.splice(-1, 1, "0", "0");
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
-  const all = [...head, ...Array<string>(halves.length === 1 ? 0 : missing).fill("0"), ...tail];
-  if (!all.every((group) => /^[0-9a-f]{1,4}$/.test(group))) return undefined;
-  return all.map((group) => group.replace(/^0+(?=.)/, ""));
 }
