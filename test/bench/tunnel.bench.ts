@@ -142,8 +142,8 @@ it("measures the tunnel against a bare pass-through Worker", async () => {
       budget: { max: 16 },
     });
 
-    // With a spool bound, a body over 64 KiB streams to Sentry with a copy kept in hand, so that it
-    // can be stored if Sentry fails under it: what the copy costs, against the same Worker without.
+    // With a spool bound, a body over 64 KiB is kept in hand, read whole (decision 041), so that it
+    // can be stored if Sentry fails under it: what keeping it costs, against the same Worker without.
     const keeping = await startTunnelWorker(ingest.origin, { spool: true });
     try {
       await requestsPerSecond({ url: `${keeping.origin}${APP_ROUTE}`, body: large.body, connections: 4, seconds: 1 });

@@ -58,10 +58,10 @@ export interface SpoolOptions {
    */
   retrySeconds?: number | undefined;
   /**
-   * The memory, in bytes, one isolate holds of bodies over 64 KiB while they stream to Sentry, so
-   * that one Sentry fails under can still be stored; a body over half of it is not held, and is
-   * lost if Sentry fails under it (503 `not_kept_in_hand`, counted as `buffer_overflow` in Sentry's
-   * client reports).
+   * The memory, in bytes, one isolate holds of bodies over 64 KiB while they go to Sentry, so that
+   * one Sentry fails under can still be stored; a body over half of it, or one that finds the rest
+   * held, streams as it came, and is lost if Sentry fails under it (503 `not_kept_in_hand`,
+   * counted as `buffer_overflow` in Sentry's client reports).
    * @default 33554432 (32 MiB: a quarter of an isolate's 128 MB)
    */
   inHandBytes?: number | undefined;
@@ -162,6 +162,7 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
         deferral: (failingForMs) => deferralSeconds(failingForMs, policy, random),
       },
     }),
+    holdWhole: (length) => (inHand.reserve(length) ? () => inHand.release(length) : undefined),
     queue: queues.queue,
     deadLetterQueue: queues.deadLetterQueue,
     consume: createSpoolConsumer(consumerSettings, { queue, bucket, allowList, limits, breakers, reports, record, now, random, fetch }),
@@ -178,7 +179,7 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
         "; its depth is in each tunnel_spool_batch and tunnel_spool_heartbeat line",
       large_bodies:
         (bucket ? `R2: ${names("bucket")}` : `off: ${names("bucket")} is not given, so only bodies that fit in a message are stored`) +
-        `; ${mebibytes(inHand.bytes)} MiB kept in hand of bodies streaming to Sentry, each up to ${mebibytes(inHand.ceiling)} MiB`,
+        `; ${mebibytes(inHand.bytes)} MiB kept in hand of large bodies on their way to Sentry, each up to ${mebibytes(inHand.ceiling)} MiB`,
     },
   };
 }

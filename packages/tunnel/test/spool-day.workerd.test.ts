@@ -227,8 +227,8 @@ async function replay(scenario: Scenario): Promise<Ledger> {
 
 /**
  * Posts the scenario's envelopes to the tunnel's route, {@link ARRIVAL_MS} apart, as a browser
- * would while Sentry is down; the large ones come once the breaker has opened, so that they are
- * stored streamed, as R2 takes them. Returns when each stored one arrived, by event id.
+ * would while Sentry is down; the large ones, which do not pack into a message, are stored in R2.
+ * Returns when each stored one arrived, by event id.
  */
 async function postWhileSentryIsDown(tunnel: TunnelWorker, scenario: Scenario, now: () => number, setNow: (time: number) => void): Promise<Map<string, number>> {
   const storedAt = new Map<string, number>();
@@ -236,15 +236,22 @@ async function postWhileSentryIsDown(tunnel: TunnelWorker, scenario: Scenario, n
   for (let index = 0; index < scenario.envelopes; index += 1) {
     setNow(START + index * ARRIVAL_MS);
     const id = crypto.randomUUID().replaceAll("-", "");
-    const size = index % scenario.largeEvery === scenario.largeEvery - 1 ? 140_000 : 300;
+    const message = index % scenario.largeEvery === scenario.largeEvery - 1 ? hex(70_000) : "x".repeat(300);
     const body = new TextEncoder().encode(
-      `${JSON.stringify({ dsn: scenario.storedFor, event_id: id, sent_at: new Date(now()).toISOString() })}\n{"type":"event"}\n{"event_id":"${id}","message":"${"x".repeat(size)}"}\n`,
+      `${JSON.stringify({ dsn: scenario.storedFor, event_id: id, sent_at: new Date(now()).toISOString() })}\n{"type":"event"}\n{"event_id":"${id}","message":"${message}"}\n`,
     );
     const answer = await answerOf(tunnel, new Request(`https://app.example${route}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } }));
     await answer.body?.cancel();
     if (answer.status === 202) storedAt.set(id, now());
   }
   return storedAt;
+}
+
+/** Random bytes as hex: text that packs to about half, too large for a message still. */
+function hex(bytes: number): string {
+  const random = new Uint8Array(bytes);
+  for (let at = 0; at < bytes; at += 65_536) crypto.getRandomValues(random.subarray(at, at + 65_536));
+  return Array.from(random, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 function eventIdOf(envelope: string): string {

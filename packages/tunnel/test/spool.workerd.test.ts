@@ -206,7 +206,32 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     await Promise.all(stored.map((message) => message.key && bucket.delete(message.key)));
   });
 
-  it("streams a body too large for a message into R2 once the breaker is open, and the consumer delivers each byte for byte from a real batch", async () => {
+  it("gives back the memory a large body held once it is answered: after more than it holds at once, refused or delivered, one Sentry fails under is still stored", async () => {
+    const sentry = new StubSentry();
+    const stored: SpooledEnvelope[] = [];
+    const tunnel = createTunnel(
+      {
+        dsn: TEST_DSN,
+        limiter: EVERY_CLIENT,
+        spool: spool({ queue: { send: async (message) => void stored.push(message) }, bucket, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT, inHandBytes: 600_000, queueName: "given-back-spool", deadLetterQueueName: "given-back-dead" }),
+      },
+      { fetch: sentry.fetch },
+    );
+    const post = async (body: Uint8Array) => {
+      const answer = (await tunnel.handle(new Request(`https://app.example${TEST_TUNNEL}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } })))!;
+      return [answer.status, (JSON.parse((await answer.text()) || "{}") as { reason?: string }).reason];
+    };
+    // Of 250 KB each, one after another: two at once would leave no room for a third.
+    for (let index = 0; index < 3; index += 1) expect(await post(envelope({ dsn: OTHER_TEST_DSN, attachmentBytes: 250_000 }).body)).toEqual([403, "dsn_not_allowed"]);
+    for (let index = 0; index < 3; index += 1) expect(await post(envelope({ attachmentBytes: 250_000 }).body)).toEqual([200, undefined]);
+    sentry.answer = busy;
+    const last = envelope({ attachmentBytes: 250_000 }).body;
+    expect(await post(last)).toEqual([202, "spooled"]);
+    expect(await spoolObjects()).toEqual([last.byteLength]);
+    await Promise.all(stored.map((message) => message.key && bucket.delete(message.key)));
+  });
+
+  it("stores a body too large for a message in R2 once the breaker is open, and the consumer delivers each byte for byte from a real batch", async () => {
     const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "2000", ...FAST_RETRIES }, { TUNNEL_SPOOL_BUCKET: bucket });
     tunnel.sentry.answer = busy;
     // Three small ones fail live and are stored as messages; then the breaker is open.
@@ -230,6 +255,31 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     const took = await Promise.all(tunnel.sentry.took.slice(tookBefore).map((delivery) => sha256(delivery.body)));
     expect(took.sort()).toEqual((await Promise.all([...small, large].map(sha256))).sort());
     expect(await spoolObjects()).toEqual([]);
+  });
+
+  it("streams into R2 as it arrives a body it cannot hold, once the breaker is open, without asking Sentry", async () => {
+    const sentry = new StubSentry();
+    sentry.answer = busy;
+    const stored: SpooledEnvelope[] = [];
+    const tunnel = createTunnel(
+      {
+        dsn: TEST_DSN,
+        limiter: EVERY_CLIENT,
+        spool: spool({ queue: { send: async (message) => void stored.push(message) }, bucket, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT, inHandBytes: 300_000, queueName: "streamed-spool", deadLetterQueueName: "streamed-dead" }),
+      },
+      { fetch: sentry.fetch },
+    );
+    const post = async (body: Uint8Array) =>
+      (await tunnel.handle(new Request(`https://app.example${TEST_TUNNEL}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } })))!.status;
+    for (let index = 0; index < 3; index += 1) expect(await post(envelope().body)).toBe(202);
+    // Over the 150 KB each body may hold of the 300 KB.
+    const large = envelope({ attachmentBytes: 200_000 }).body;
+    expect(await post(large)).toBe(202);
+    expect(sentry.took).toHaveLength(3);
+    expect(await spoolObjects()).toEqual([large.byteLength]);
+    const object = await bucket.get(stored.at(-1)!.key!);
+    expect(await sha256(await object!.arrayBuffer())).toBe(await sha256(large));
+    await bucket.delete(stored.at(-1)!.key!);
   });
 
   it("stores nothing and sends Sentry nothing of a streamed body whose client goes away half way, and logs the client's failure", async () => {

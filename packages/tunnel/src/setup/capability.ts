@@ -30,6 +30,8 @@ export interface CoreParts {
 export interface SpoolParts {
   /** Its part of the live path: Sentry's limits, the breaker, and what is stored when Sentry cannot take it. */
   keeper: Keeper;
+  /** Reserves memory kept in hand for a large body to be read whole, so that it can be stored if Sentry fails under it (`receive.ts`). */
+  holdWhole: (length: number) => (() => void) | undefined;
   queue: string;
   deadLetterQueue: string;
   consume: (batch: MessageBatch<unknown>) => Promise<void>;

@@ -165,6 +165,7 @@ function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts
     recorder: { log, repeated: new RepeatedLines<TunnelLogLine>(settings.rateLimitPeriodSeconds, log, now), analytics: core.analytics, now },
     forwardReport: csp?.forward,
     inflate: compressed?.scan,
+    holdWhole: spool?.holdWhole,
     maxEnvelopeBytes: settings.maxEnvelopeBytes,
     timeoutMs: settings.timeoutMs,
     reportError: runtime.reportError ?? (() => {}),

@@ -5,7 +5,7 @@
 export const SPOOL_DEFAULTS = {
   /** The first retry's delay; each next twice as long, up to an hour (`decision.ts`). */
   retrySeconds: 10,
-  /** A quarter of an isolate's 128 MB, held of bodies streaming to Sentry. */
+  /** A quarter of an isolate's 128 MB, held of large bodies on their way to Sentry. */
   inHandBytes: 32 * 1024 * 1024,
   /** An hour: Sentry failing that long, or a consumer stuck, is worth an alert. */
   maxAgeSeconds: 3600,

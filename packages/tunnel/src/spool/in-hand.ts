@@ -2,8 +2,9 @@ import { joinChunks, readByScript, type BodyChunk } from "../shared/body.ts";
 
 /**
  * The memory one tunnel holds (per isolate: a tunnel is built once in each) of large bodies while
- * they stream to Sentry, so that a body Sentry fails under can still be stored. Every byte held is
- * reserved here first; a body over half of it is not held at all, so that two can always be at once.
+ * they go to Sentry, so that a body Sentry fails under can still be stored: one of declared length
+ * read whole (`receive.ts`), one of unknown length teed as it streams. Every byte held is reserved
+ * here first; a body over half of it is not held at all, so that two can always be at once.
  */
 export class InHandBudget {
   readonly bytes: number;
@@ -17,9 +18,9 @@ export class InHandBudget {
     this.#free = bytes;
   }
 
-  /** Takes `bytes` from the budget, or nothing when they are not free. */
+  /** Takes `bytes` from the budget, or nothing when they are not free or over the ceiling. */
   reserve(bytes: number): boolean {
-    if (bytes > this.#free) return false;
+    if (bytes > this.ceiling || bytes > this.#free) return false;
     this.#free -= bytes;
     return true;
   }
@@ -39,19 +40,19 @@ export interface InHand {
   release(): void;
 }
 
-const NOT_HELD: InHand = { body: async () => undefined, outgrew: () => true, release: () => {} };
+/** A body that could not be held, for want of memory: lost if Sentry fails under it, and said so. */
+export const NOT_HELD: InHand = { body: async () => undefined, outgrew: () => true, release: () => {} };
 
 /**
- * The rest of the body, teed: one branch for Sentry, and one read here into memory within
- * `budget`. The copy is read on its own, not as fast as Sentry takes the other: a Sentry that fails
- * before the body's end leaves the copy to finish. A body of declared length reserves it all at
- * once and is read in one native call (the runtime holds it to that length); one of unknown length
- * reserves as it grows, a chunk at a time. The parts are joined only when the copy is stored. No
- * body over `ceiling` is held: the budget's, or less where the spool could store no more.
+ * The rest of a body of unknown length, teed: one branch for Sentry, and one read here into memory
+ * within `budget`, reserved as it grows, a chunk at a time. The copy is read on its own, not as
+ * fast as Sentry takes the other: a Sentry that fails before the body's end leaves the copy to
+ * finish. The parts are joined only when the copy is stored. No body over `ceiling` is held: the
+ * budget's, or less where the spool could store no more.
  */
-export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, contentLength: number | undefined, budget: InHandBudget, ceiling = budget.ceiling): { toSentry: ReadableStream<BodyChunk>; inHand: InHand } {
+export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, budget: InHandBudget, ceiling = budget.ceiling): { toSentry: ReadableStream<BodyChunk>; inHand: InHand } {
   const consumedBytes = consumed.reduce((total, chunk) => total + chunk.byteLength, 0);
-  let reserved = contentLength ?? consumedBytes;
+  let reserved = consumedBytes;
   if (reserved > ceiling || !budget.reserve(reserved)) return { toSentry: rest, inHand: NOT_HELD };
   const [branch, toHand] = rest.tee();
   let released = false;
@@ -72,7 +73,7 @@ export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<
     reserved = length;
     return true;
   };
-  const parts = (contentLength === undefined ? readGrowing(toHand, grow) : readDeclared(toHand, grow)).then(
+  const parts = readGrowing(toHand, grow).then(
     (read) => {
       if (read && !released) return [...consumed, ...read];
       release();
@@ -90,12 +91,6 @@ export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<
   };
   // workerd pipes no tee's branch of a body the script made into the forward's `FixedLengthStream`.
   return { toSentry: readByScript(branch), inHand: { body, outgrew: () => outgrew, release } };
-}
-
-/** A branch of declared length, in one native call; a body that ran past its reservation is not kept. */
-async function readDeclared(branch: ReadableStream<BodyChunk>, grow: (length: number) => boolean): Promise<BodyChunk[] | undefined> {
-  const rest = new Uint8Array(await new Response(branch).arrayBuffer());
-  return grow(rest.byteLength) ? [rest] : undefined;
 }
 
 /** A branch of unknown length, a chunk at a time, each reserved before it is kept. */

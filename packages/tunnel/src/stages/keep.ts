@@ -5,7 +5,7 @@ import type { ReceivedEnvelope } from "./receive.ts";
 import { pipeAfter, readByScript, type BodyChunk } from "../shared/body.ts";
 import { earlyEnd, type Deadline } from "../shared/deadline.ts";
 import { SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "../spool/budget.ts";
-import { keepInHand, type InHandBudget } from "../spool/in-hand.ts";
+import { keepInHand, NOT_HELD, type InHandBudget } from "../spool/in-hand.ts";
 import type { Spool, SpoolBody } from "../spool/store.ts";
 import { discardedCategories, type ClientReports } from "../upstream/client-reports.ts";
 import { fateOfFailure, fateOfStatus } from "../upstream/fate.ts";
@@ -49,10 +49,15 @@ export function createKeeper({ limits, breakers, reports, store }: KeeperParts):
     },
     streamed({ body, head, contentLength }, shipment) {
       if (!store) return body;
-      // What cannot be stored is not held; a body of unknown length is held up to what can be.
       const room = store.spool.room(shipment.stored);
-      if (contentLength !== undefined && contentLength > room) return body;
-      const { toSentry, inHand } = keepInHand(head.consumed, body, contentLength, store.inHand, Math.min(room, store.inHand.ceiling));
+      if (contentLength !== undefined) {
+        // Not read whole, for want of memory kept in hand (`receive.ts`): a loss if Sentry fails
+        // under it, said so, unless it could not have been stored anyway.
+        if (contentLength <= room) shipment.inHand = NOT_HELD;
+        return body;
+      }
+      // A body of unknown length is held as it streams, up to what the spool can store.
+      const { toSentry, inHand } = keepInHand(head.consumed, body, store.inHand, Math.min(room, store.inHand.ceiling));
       shipment.inHand = inHand;
       return toSentry;
     },

@@ -20,6 +20,8 @@ export interface ReceivedEnvelope {
   encoding: ContentEncoding;
   contentLength: number | undefined;
   upstreamUrl: string;
+  /** Gives back the memory kept in hand that a large body read whole took: called once the request is answered. */
+  release: (() => void) | undefined;
 }
 
 type Reception =
@@ -29,23 +31,40 @@ type Reception =
 /** Failures of reading a body that are the client's going away, whatever the body held. */
 const CLIENT_FAULTS: ReadonlySet<string> = new Set(["body_timeout", "body_incomplete"]);
 
-/** Bodies up to this size (most events) are read whole before the header is looked at. */
+/**
+ * Bodies up to this size (most events) are read whole before the header is looked at. With a
+ * spool, so is a larger one of declared length that fits the memory it keeps in hand.
+ */
 export const SMALL_BODY_BYTES = 64 * 1024;
+
+/** What receiving needs of the tunnel's parts. */
+interface ReceiveParts {
+  maxEnvelopeBytes: number;
+  allowList: DsnAllowList;
+  inflate: ScanCompressed | undefined;
+  /**
+   * With a spool: reserves memory for a body of `length` to be read whole, and returns what gives it
+   * back, or `undefined` when there is none to spare.
+   */
+  holdWhole: ((length: number) => (() => void) | undefined) | undefined;
+}
 
 /**
  * The second stage: the body's declared length and coding, then its header line, read within the
  * deadline and no further, and the DSN it names. The query the envelope passed by is replaced by
  * the DSN's project, which is where it goes.
  */
-export async function receiveEnvelope(
-  request: Request,
-  deadline: Deadline,
-  { maxEnvelopeBytes, allowList, inflate }: { maxEnvelopeBytes: number; allowList: DsnAllowList; inflate: ScanCompressed | undefined },
-): Promise<Reception> {
+export async function receiveEnvelope(request: Request, deadline: Deadline, { maxEnvelopeBytes, allowList, inflate, holdWhole }: ReceiveParts): Promise<Reception> {
   const declaredLength = request.headers.get("content-length") ?? "";
   const contentLength = /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : undefined;
-  const refused = (code: TunnelAnswerCode, bytes = contentLength ?? null): Reception => ({ ok: false, answer: tunnelAnswer(code), bytes });
-  if (contentLength !== undefined && contentLength > maxEnvelopeBytes) return refused("envelope_too_large");
+  if (contentLength !== undefined && contentLength > maxEnvelopeBytes) return { ok: false, answer: tunnelAnswer("envelope_too_large"), bytes: contentLength };
+  // With a spool, a larger body is held whole too: it goes to Sentry in one native call, and is
+  // stored whole if Sentry fails under it (decision 041).
+  const release = contentLength !== undefined && contentLength > SMALL_BODY_BYTES ? holdWhole?.(contentLength) : undefined;
+  const refused = (code: TunnelAnswerCode, bytes = contentLength ?? null): Reception => {
+    release?.();
+    return { ok: false, answer: tunnelAnswer(code), bytes };
+  };
   // A coding that is no coding is read as none, as Relay does, if the header line then reads.
   const declared = contentEncodingOf(request.headers);
   const assumedIdentity = declared === undefined && isUnrecognisedCoding(request.headers);
@@ -53,7 +72,8 @@ export async function receiveEnvelope(
   if (!encoding) return refused("unsupported_encoding");
   if (!request.body || contentLength === 0) return refused("empty_envelope");
 
-  const read = await readHead(request, request.body, contentLength, { encoding, inflate }, deadline);
+  const whole = release !== undefined || (contentLength !== undefined && contentLength <= SMALL_BODY_BYTES);
+  const read = await readHead(request, request.body, whole, { encoding, inflate }, deadline);
   if (!read.ok) return refused(assumedIdentity && !CLIENT_FAULTS.has(read.reason) ? "unsupported_encoding" : read.reason);
   const { head } = read;
   if (head.consumedBytes > maxEnvelopeBytes) return refused("envelope_too_large", head.consumedBytes);
@@ -61,26 +81,26 @@ export async function receiveEnvelope(
   const verdict = checkEnvelopeDsn(head.dsn, allowList);
   if (!verdict.ok) return refused(verdict.reason, head.consumedBytes);
   const { dsn, upstreamUrl } = verdict.allowed;
-  const envelope = { body: request.body, head, dsn, encoding, contentLength, upstreamUrl };
+  const envelope = { body: request.body, head, dsn, encoding, contentLength, upstreamUrl, release };
   return { ok: true, envelope, query: queryOf(verdict.allowed), bytes: head.consumedBytes };
 }
 
 type HeadRead = HeadResult | { ok: false; reason: EarlyEnd };
 
 /**
- * Reads the body as far as the envelope's header line, within the deadline. workerd hands a body
- * over in 4 KiB chunks, so even a 10 KB event would need several reads; a small body is cheaper
- * taken whole, in one native call.
+ * Reads the body as far as the envelope's header line, within the deadline, or `whole`. workerd
+ * hands a body over in 4 KiB chunks, so even a 10 KB event would need several reads; a small body
+ * is cheaper taken whole, in one native call.
  */
 async function readHead(
   request: Request,
   body: ReadableStream<BodyChunk>,
-  contentLength: number | undefined,
+  whole: boolean,
   { encoding, inflate }: { encoding: ContentEncoding; inflate: ScanCompressed | undefined },
   deadline: Deadline,
 ): Promise<HeadRead> {
   const failed = (): HeadRead => ({ ok: false, reason: earlyEnd("receiving", deadline) });
-  if (contentLength !== undefined && contentLength <= SMALL_BODY_BYTES) {
+  if (whole) {
     let bytes: BodyChunk;
     try {
       bytes = new Uint8Array(await deadline.race(request.arrayBuffer()));

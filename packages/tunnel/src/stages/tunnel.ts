@@ -1,7 +1,7 @@
 import { admit, kindAt, notFoundSentence, type Gate } from "./admit.ts";
 import { tunnelAnswer, type Answer } from "./answers.ts";
 import { deliver, type Delivery } from "./deliver.ts";
-import type { CompressedParts, CspParts } from "../setup/capability.ts";
+import type { CompressedParts, CspParts, SpoolParts } from "../setup/capability.ts";
 import { NO_FACTS, recordRequest, type Recorder, type RequestFacts } from "./log-line.ts";
 import { receiveEnvelope } from "./receive.ts";
 import { corsHeadersFor } from "../request/cors.ts";
@@ -22,6 +22,8 @@ export interface TunnelParts {
   forwardReport: CspParts["forward"] | undefined;
   /** The scan of a compressed body's header line, when the tunnel was given `compressedBodies`. */
   inflate: CompressedParts["scan"] | undefined;
+  /** The spool's reservation of memory for a large body read whole, when the tunnel was given one. */
+  holdWhole: SpoolParts["holdWhole"] | undefined;
   maxEnvelopeBytes: number;
   timeoutMs: number;
   /** A bug in the tunnel itself; the client gets a 500 either way. */
@@ -86,12 +88,16 @@ async function serveRequest(request: Request, deadline: Deadline, parts: TunnelP
 
   const received = await receiveEnvelope(request, deadline, parts);
   if (!received.ok) return { answer: received.answer, facts: { ...NO_FACTS, query: admission.query, bytes: received.bytes } };
-  if (admission.otherSentryPath) {
-    // An allowed DSN whose own Sentry path this is not: served only where its pages are told to post.
-    received.envelope.body.cancel().catch(() => {});
-    return { answer: tunnelAnswer("not_found", undefined, notFoundSentence(new URL(request.url).pathname)), facts: { ...NO_FACTS, query: received.query, bytes: received.bytes } };
+  try {
+    if (admission.otherSentryPath) {
+      // An allowed DSN whose own Sentry path this is not: served only where its pages are told to post.
+      received.envelope.body.cancel().catch(() => {});
+      return { answer: tunnelAnswer("not_found", undefined, notFoundSentence(new URL(request.url).pathname)), facts: { ...NO_FACTS, query: received.query, bytes: received.bytes } };
+    }
+    // Logged as the project it goes to, which may not be the one the query named.
+    const { answer, bytes, upstreamStatus, sentryKnownDown } = await deliver(received.envelope, request.headers, deadline, parts.delivery, receivedAt);
+    return { answer, facts: { kind: "envelope", query: received.query, bytes: bytes ?? received.bytes, upstreamStatus, sentryKnownDown } };
+  } finally {
+    received.envelope.release?.();
   }
-  // Logged as the project it goes to, which may not be the one the query named.
-  const { answer, bytes, upstreamStatus, sentryKnownDown } = await deliver(received.envelope, request.headers, deadline, parts.delivery, receivedAt);
-  return { answer, facts: { kind: "envelope", query: received.query, bytes: bytes ?? received.bytes, upstreamStatus, sentryKnownDown } };
 }
