@@ -126,7 +126,7 @@ describe("the tunnel: its own queues, and no other", () => {
   it("throws another queue's batch back, acknowledging none of it, so that the runtime delivers it again", async () => {
     const { worker } = tunnelWith({ bindings: { TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT } });
     const { batch, acked, retried } = queueBatch("orders");
-    await expect(worker.queue(batch)).rejects.toThrow(`The tunnel acknowledged none of queue "orders"'s batch`);
+    await expect(worker.queue(batch)).rejects.toThrow('The tunnel acknowledged none of this batch: queue "orders" is not its own.');
     expect({ acked, retried }).toEqual({ acked: [], retried: [] });
   });
 });

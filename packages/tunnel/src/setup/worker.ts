@@ -97,7 +97,7 @@ export function createTunnel(options: TunnelOptions, runtime: TunnelRuntime = {}
     async queue(batch) {
       if (spool && batch.queue === spool.queue) return spool.consume(batch);
       if (spool && batch.queue === spool.deadLetterQueue) return spool.settleDeadLetters(batch);
-      throw new Error(`The tunnel acknowledged none of queue "${batch.queue}"'s batch, not its own: dispatch on tunnel.handlesQueue(batch.queue) in queue().`);
+      throw new Error(`The tunnel acknowledged none of this batch: queue "${batch.queue}" is not its own. Dispatch on tunnel.handlesQueue(batch.queue) in queue().`);
     },
     async spoolHeartbeat() {
       return spool?.heartbeat();
