@@ -30,7 +30,11 @@ export interface Keeper {
    * one sent while the breaker is open goes straight to the spool. `undefined`: forward it.
    */
   beforeForward(envelope: ReceivedEnvelope, shipment: Shipment, deadline: Deadline): Promise<Delivered | undefined>;
-  /** The rest of a body that streams to Sentry: with a spool, a copy is kept in hand as it goes, within a budget. */
+  /**
+   * The rest of a body that streams to Sentry: with a spool, one of unknown length has a copy kept
+   * in hand as it goes, within a budget; one of declared length streams only when the budget could
+   * not take it whole (`receive.ts`), and is marked as not held.
+   */
   streamed(envelope: ReceivedEnvelope, shipment: Shipment): ReadableStream<BodyChunk>;
   /**
    * After the forward: learns from Sentry's answer; the answer to give instead when Sentry could not
@@ -64,7 +68,7 @@ export interface Shipment {
   plain: Uint8Array | undefined;
   /** How long the stored envelope waits before the consumer reads it. */
   delaySeconds?: number;
-  /** The copy of a streaming body kept while it goes to Sentry (`Keeper.streamed`). */
+  /** The copy of a streaming body kept while it goes to Sentry, or its want of one (`Keeper.streamed`). */
   inHand?: InHand;
 }
 
