@@ -42,6 +42,29 @@ const FAST_RETRIES = { TUNNEL_SPOOL_RETRY_SECONDS: "1" };
 const busy = () => new Response("busy", { status: 503 });
 const spoolObjects = async () => (await bucket.list({ prefix: "spool/" })).objects.map((object) => object.size);
 
+/**
+ * A tunnel whose spool keeps `inHandBytes` in hand, under queue names of its own, around `sentry`:
+ * what it stores, its lines, and `post`, which answers a body's status and reason.
+ */
+function smallHand(inHandBytes: number, name: string, sentry: StubSentry) {
+  const stored: SpooledEnvelope[] = [];
+  const lines: LogLine[] = [];
+  const queue = { send: async (message: SpooledEnvelope) => void stored.push(message) };
+  const tunnel = createTunnel(
+    {
+      dsn: TEST_DSN,
+      limiter: EVERY_CLIENT,
+      spool: spool({ queue, bucket, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT, inHandBytes, queueName: `${name}-spool`, deadLetterQueueName: `${name}-dead` }),
+    },
+    { fetch: sentry.fetch, log: (line) => void lines.push(line) },
+  );
+  const post = async (body: Uint8Array) => {
+    const answer = (await tunnel.handle(new Request(`https://app.example${TEST_TUNNEL}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } })))!;
+    return [answer.status, (JSON.parse((await answer.text()) || "{}") as { reason?: string }).reason];
+  };
+  return { post, stored, lines, clientShare: tunnel.clientShare };
+}
+
 async function sha256(bytes: ArrayBuffer | Uint8Array): Promise<string> {
   return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
@@ -175,18 +198,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     const waiting: (() => void)[] = [];
     const sentry = new StubSentry();
     sentry.answer = () => new Promise<Response>((resolve) => waiting.push(() => resolve(busy())));
-    const lines: LogLine[] = [];
-    const stored: SpooledEnvelope[] = [];
-    const tunnel = createTunnel(
-      {
-        dsn: TEST_DSN,
-        limiter: EVERY_CLIENT,
-        spool: spool({ queue: { send: async (message) => void stored.push(message) }, bucket, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT, inHandBytes: 600_000, queueName: "in-hand-spool", deadLetterQueueName: "in-hand-dead" }),
-      },
-      { fetch: sentry.fetch, log: (line) => void lines.push(line) },
-    );
-    const post = (body: Uint8Array) =>
-      tunnel.handle(new Request(`https://app.example${TEST_TUNNEL}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } })) as Promise<Response>;
+    const { post, stored, lines, clientShare } = smallHand(600_000, "in-hand", sentry);
     const bodies = [250_000, 250_000, 250_000, 400_000].map((attachmentBytes) => envelope({ attachmentBytes }).body);
     // Two held at once fill the 600 KB but for 100 KB: a third of 250 KB finds no room, and one
     // over half of it (300 KB) is never held.
@@ -195,32 +207,19 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     const later = [post(bodies[2]!), post(bodies[3]!)];
     await eventually(() => sentry.took.length === 4);
     for (const answer of waiting) answer();
-    const answers = await Promise.all([...first, ...later]);
-    const reasons = await Promise.all(answers.map(async (answer) => [answer.status, ((await answer.json()) as { reason?: string }).reason]));
+    const reasons = await Promise.all([...first, ...later]);
     expect(reasons).toEqual([[202, "spooled"], [202, "spooled"], [503, "not_kept_in_hand"], [503, "not_kept_in_hand"]]);
     expect(lines.filter((line) => line.event === "tunnel").map((line) => line.event === "tunnel" && line.reason).sort()).toEqual(["not_kept_in_hand", "not_kept_in_hand", "spooled", "spooled"]);
     expect((await spoolObjects()).sort()).toEqual([bodies[0]!.byteLength, bodies[1]!.byteLength]);
     sentry.answer = () => Response.json(SENTRY_OK);
-    await tunnel.clientShare.reports.flush();
+    await clientShare.reports.flush();
     expect(sentry.clientReports()).toEqual([[{ reason: "buffer_overflow", category: "default", quantity: 2 }]]);
     await Promise.all(stored.map((message) => message.key && bucket.delete(message.key)));
   });
 
   it("gives back the memory a large body held once it is answered: after more than it holds at once, refused or delivered, one Sentry fails under is still stored", async () => {
     const sentry = new StubSentry();
-    const stored: SpooledEnvelope[] = [];
-    const tunnel = createTunnel(
-      {
-        dsn: TEST_DSN,
-        limiter: EVERY_CLIENT,
-        spool: spool({ queue: { send: async (message) => void stored.push(message) }, bucket, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT, inHandBytes: 600_000, queueName: "given-back-spool", deadLetterQueueName: "given-back-dead" }),
-      },
-      { fetch: sentry.fetch },
-    );
-    const post = async (body: Uint8Array) => {
-      const answer = (await tunnel.handle(new Request(`https://app.example${TEST_TUNNEL}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } })))!;
-      return [answer.status, (JSON.parse((await answer.text()) || "{}") as { reason?: string }).reason];
-    };
+    const { post, stored } = smallHand(600_000, "given-back", sentry);
     // Of 250 KB each, one after another: two at once would leave no room for a third.
     for (let index = 0; index < 3; index += 1) expect(await post(envelope({ dsn: OTHER_TEST_DSN, attachmentBytes: 250_000 }).body)).toEqual([403, "dsn_not_allowed"]);
     for (let index = 0; index < 3; index += 1) expect(await post(envelope({ attachmentBytes: 250_000 }).body)).toEqual([200, undefined]);
@@ -260,21 +259,11 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
   it("streams into R2 as it arrives a body it cannot hold, once the breaker is open, without asking Sentry", async () => {
     const sentry = new StubSentry();
     sentry.answer = busy;
-    const stored: SpooledEnvelope[] = [];
-    const tunnel = createTunnel(
-      {
-        dsn: TEST_DSN,
-        limiter: EVERY_CLIENT,
-        spool: spool({ queue: { send: async (message) => void stored.push(message) }, bucket, clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT, inHandBytes: 300_000, queueName: "streamed-spool", deadLetterQueueName: "streamed-dead" }),
-      },
-      { fetch: sentry.fetch },
-    );
-    const post = async (body: Uint8Array) =>
-      (await tunnel.handle(new Request(`https://app.example${TEST_TUNNEL}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } })))!.status;
-    for (let index = 0; index < 3; index += 1) expect(await post(envelope().body)).toBe(202);
+    const { post, stored } = smallHand(300_000, "streamed", sentry);
+    for (let index = 0; index < 3; index += 1) expect(await post(envelope().body)).toEqual([202, "spooled"]);
     // Over the 150 KB each body may hold of the 300 KB.
     const large = envelope({ attachmentBytes: 200_000 }).body;
-    expect(await post(large)).toBe(202);
+    expect(await post(large)).toEqual([202, "spooled"]);
     expect(sentry.took).toHaveLength(3);
     expect(await spoolObjects()).toEqual([large.byteLength]);
     const object = await bucket.get(stored.at(-1)!.key!);
