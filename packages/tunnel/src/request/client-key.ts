@@ -9,7 +9,7 @@ const MAX_KEY_LENGTH = 64;
 export function clientKey(ip: string | null): string {
   if (!ip) return "unknown";
   // The URL parser writes an IPv6 address one way: lowercase, no leading zeros, at most one `::`.
-  const host = /^[\d.:a-f]*:[\d.:a-f]*$/i.test(ip) && URL.canParse(`http://[${ip}]`) ? new URL(`http://[${ip}]`).hostname.slice(1, -1) : undefined;
+  const host = /^[\d.:a-f]*:[\d.:a-f]*$/i.test(ip) ? URL.parse(`http://[${ip}]`)?.hostname.slice(1, -1) : undefined;
   if (host === undefined) return ip.slice(0, MAX_KEY_LENGTH);
   const [head = [], tail] = host.split("::").map((half) => (half ? half.split(":") : []));
   const hextets = tail ? [...head, ...Array<string>(8 - head.length - tail.length).fill("0"), ...tail] : head;

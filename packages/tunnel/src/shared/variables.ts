@@ -94,6 +94,6 @@ function originOf(variable: string, value: string): string {
  * be silently dropped otherwise); `undefined` when it is not.
  */
 export function exactOrigin(value: string): string | undefined {
-  const url = URL.canParse(value) ? new URL(value) : undefined;
+  const url = URL.parse(value);
   return url && /^https?:$/.test(url.protocol) && value.replace(/\/$/, "") === url.origin ? url.origin : undefined;
 }

@@ -60,7 +60,8 @@ export async function receiveEnvelope(request: Request, deadline: Deadline, { ma
   if (contentLength !== undefined && contentLength > maxEnvelopeBytes) return { ok: false, answer: tunnelAnswer("envelope_too_large"), bytes: contentLength };
   // With a spool, a larger body is held whole too: it goes to Sentry in one native call, and is
   // stored whole if Sentry fails under it (decision 041).
-  const release = contentLength !== undefined && contentLength > SMALL_BODY_BYTES ? holdWhole?.(contentLength) : undefined;
+  const small = contentLength !== undefined && contentLength <= SMALL_BODY_BYTES;
+  const release = contentLength !== undefined && !small ? holdWhole?.(contentLength) : undefined;
   const refused = (code: TunnelAnswerCode, bytes = contentLength ?? null): Reception => {
     release?.();
     return { ok: false, answer: tunnelAnswer(code), bytes };
@@ -72,8 +73,7 @@ export async function receiveEnvelope(request: Request, deadline: Deadline, { ma
   if (!encoding) return refused("unsupported_encoding");
   if (!request.body || contentLength === 0) return refused("empty_envelope");
 
-  const whole = release !== undefined || (contentLength !== undefined && contentLength <= SMALL_BODY_BYTES);
-  const read = await readHead(request, request.body, whole, { encoding, inflate }, deadline);
+  const read = await readHead(request, request.body, small || release !== undefined, { encoding, inflate }, deadline);
   if (!read.ok) return refused(assumedIdentity && !CLIENT_FAULTS.has(read.reason) ? "unsupported_encoding" : read.reason);
   const { head } = read;
   if (head.consumedBytes > maxEnvelopeBytes) return refused("envelope_too_large", head.consumedBytes);
