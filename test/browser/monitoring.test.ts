@@ -212,13 +212,18 @@ describe("monitoring in Chromium, through the tunnel", () => {
     await page.goto(`${server.origin}/`, { waitUntil: "load" });
     await page.waitForFunction(() => "__remixRouter" in window);
     const held = await page.evaluate(async () => {
+      let thrown = 0;
       for (let index = 0; index < 5_000; index += 1) {
         setTimeout(() => {
+          thrown += 1;
           throw new Error(`thrown ${index}`);
         });
       }
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      // Until every timer has thrown and been reported, within a bound: a task of its own (a
+      // message) sees each timer's task finished, its error reported.
+      const nextTask = () => new Promise((resolve) => { const channel = new MessageChannel(); channel.port1.onmessage = resolve; channel.port2.postMessage(null); });
+      const deadline = Date.now() + 5_000;
+      while (thrown < 5_000 && Date.now() < deadline) await nextTask();
       const taken = window.__takeEarlyErrors!();
       return { errors: taken.errors.length, dropped: taken.dropped };
     });
