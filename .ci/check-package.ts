@@ -95,6 +95,16 @@ try {
     if (commented.length > 0) throw new Error(`doc comments in ${commented.join(", ")}`);
     if (!files.some(([path, text]) => path.endsWith(".d.ts") && text.includes("/**"))) throw new Error("no .d.ts has a doc comment");
   });
+  await step("every JavaScript file's source map carries the TypeScript it was built from, so that a mapped stack trace reads as the source", async () => {
+    const unmapped = listed
+      .filter((path) => /^package\/dist\/.*\.js$/.test(path))
+      .filter((path) => {
+        if (!listed.includes(`${path}.map`)) return true;
+        const map = JSON.parse(readFileSync(join(scratch, `${path}.map`), "utf8")) as { sources: string[]; sourcesContent?: (string | null)[] };
+        return map.sources.some((source, index) => !source.endsWith(".ts") || !map.sourcesContent?.[index]);
+      });
+    if (unmapped.length > 0) throw new Error(`not mapped to their TypeScript: ${unmapped.join(", ")}`);
+  });
   await step("publint --strict", () => run(bin("publint"), ["--strict", tarball], { env }));
   await step("@arethetypeswrong/cli (ESM only)", () => run(bin("attw"), [tarball, "--profile", "esm-only"], { env }));
 

@@ -9,25 +9,25 @@ export const NEWLINE = 0x0a;
 /** Collects the bytes before the first newline, up to {@link MAX_HEADER_LINE_BYTES}. */
 export class HeaderLineScanner {
   state: "reading" | "complete" | "too_long" = "reading";
-  private readonly parts: BodyChunk[] = [];
-  private length = 0;
+  readonly #parts: BodyChunk[] = [];
+  #length = 0;
 
   push(chunk: BodyChunk): void {
     if (this.state !== "reading") return;
     const newline = chunk.indexOf(NEWLINE);
     const part = newline === -1 ? chunk : chunk.subarray(0, newline);
-    if (this.length + part.byteLength > MAX_HEADER_LINE_BYTES) {
+    if (this.#length + part.byteLength > MAX_HEADER_LINE_BYTES) {
       this.state = "too_long";
       return;
     }
-    this.parts.push(part);
-    this.length += part.byteLength;
+    this.#parts.push(part);
+    this.#length += part.byteLength;
     if (newline !== -1) this.state = "complete";
   }
 
   /** The line so far; at the end of the body, the end of the body ends it too. */
   bytes(): BodyChunk {
-    return joinChunks(this.parts, this.length);
+    return joinChunks(this.#parts, this.#length);
   }
 }
 

@@ -8,27 +8,27 @@
  */
 // Decision 010 says why one race rather than a signal.
 export class Deadline {
-  private controller: AbortController | undefined;
-  private timer: ReturnType<typeof setTimeout>;
-  private endsAt: number;
+  #controller: AbortController | undefined;
+  #timer: ReturnType<typeof setTimeout>;
+  #endsAt: number;
   /** What Sentry is given to answer after the body's last byte, however late that came: see {@link giveUpstreamItsShare}. */
-  private readonly upstreamShareMs: number;
-  private readonly over: Promise<never>;
-  private stop!: (reason: unknown) => void;
-  private reason: unknown;
+  readonly #upstreamShareMs: number;
+  readonly #over: Promise<never>;
+  #stop!: (reason: unknown) => void;
+  #reason: unknown;
   /** `passed`: the time ran out; `cut`: the body failed first. */
   #state: "running" | "passed" | "cut" = "running";
 
   constructor(timeoutMs: number) {
-    this.over = new Promise<never>((_, reject) => (this.stop = reject));
+    this.#over = new Promise<never>((_, reject) => (this.#stop = reject));
     // Rejects for every exchange cut short, raced or not: nobody has to be listening.
-    this.over.catch(() => {});
-    this.endsAt = Date.now() + timeoutMs;
-    this.upstreamShareMs = Math.min(timeoutMs / 2, MAX_UPSTREAM_SHARE_MS);
-    this.timer = this.startTimer(timeoutMs);
+    this.#over.catch(() => {});
+    this.#endsAt = Date.now() + timeoutMs;
+    this.#upstreamShareMs = Math.min(timeoutMs / 2, MAX_UPSTREAM_SHARE_MS);
+    this.#timer = this.#startTimer(timeoutMs);
   }
 
-  private startTimer(ms: number): ReturnType<typeof setTimeout> {
+  #startTimer(ms: number): ReturnType<typeof setTimeout> {
     return setTimeout(() => {
       this.#end("passed", new DOMException("The tunnel's deadline passed", "TimeoutError"));
     }, ms);
@@ -42,20 +42,20 @@ export class Deadline {
    */
   giveUpstreamItsShare(): void {
     if (this.#state !== "running") return;
-    const until = Date.now() + this.upstreamShareMs;
-    if (until <= this.endsAt) return;
-    clearTimeout(this.timer);
-    this.endsAt = until;
-    this.timer = this.startTimer(this.upstreamShareMs);
+    const until = Date.now() + this.#upstreamShareMs;
+    if (until <= this.#endsAt) return;
+    clearTimeout(this.#timer);
+    this.#endsAt = until;
+    this.#timer = this.#startTimer(this.#upstreamShareMs);
   }
 
   /** Aborts when the time runs out or the exchange is {@link cut}: give it to the upstream fetch. */
   get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.#state !== "running") this.controller.abort(this.reason);
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#state !== "running") this.#controller.abort(this.#reason);
     }
-    return this.controller.signal;
+    return this.#controller.signal;
   }
 
   /** The body failed: end the exchange now, so the upstream request is aborted rather than completed. */
@@ -71,18 +71,18 @@ export class Deadline {
   #end(state: "passed" | "cut", reason: unknown): void {
     if (this.#state !== "running") return;
     this.#state = state;
-    this.reason = reason;
-    this.controller?.abort(reason);
-    this.stop(reason);
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+    this.#stop(reason);
   }
 
   /** Settles as `work` does, or rejects as soon as the exchange ends first. */
   race<T>(work: Promise<T>): Promise<T> {
-    return Promise.race([work, this.over]);
+    return Promise.race([work, this.#over]);
   }
 
   end(): void {
-    clearTimeout(this.timer);
+    clearTimeout(this.#timer);
   }
 }
 

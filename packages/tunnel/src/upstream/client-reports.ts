@@ -45,24 +45,24 @@ const MAX_PAIRS_PER_DSN = 256;
  * memory is bounded by the allow-list.
  */
 export class DiscardLedger {
-  private readonly pending = new Map<string, Map<string, Discarded>>();
-  private readonly lastSent = new Map<string, number>();
-  private readonly periodMs: number;
+  readonly #pending = new Map<string, Map<string, Discarded>>();
+  readonly #lastSent = new Map<string, number>();
+  readonly #periodMs: number;
 
   constructor(periodMs: number) {
-    this.periodMs = periodMs;
+    this.#periodMs = periodMs;
   }
 
   /** One dropped envelope: one count for each of its items' categories. */
   count(dsn: string, reason: DiscardReason, categories: readonly string[]): void {
-    for (const category of categories) this.add(dsn, { reason, category, quantity: 1 });
+    for (const category of categories) this.#add(dsn, { reason, category, quantity: 1 });
   }
 
   /** How long until the next report is due, or `undefined` when nothing is pending. */
   dueIn(now: number): number | undefined {
     let soonest: number | undefined;
-    for (const dsn of this.pending.keys()) {
-      const wait = Math.max(0, (this.lastSent.get(dsn) ?? -Infinity) + this.periodMs - now);
+    for (const dsn of this.#pending.keys()) {
+      const wait = Math.max(0, (this.#lastSent.get(dsn) ?? -Infinity) + this.#periodMs - now);
       soonest = soonest === undefined ? wait : Math.min(soonest, wait);
     }
     return soonest;
@@ -71,11 +71,11 @@ export class DiscardLedger {
   /** The reports due now; their counts leave the ledger. */
   takeDue(now: number): DueReport[] {
     const due: DueReport[] = [];
-    for (const [dsn, byPair] of this.pending) {
-      if ((this.lastSent.get(dsn) ?? -Infinity) + this.periodMs > now) continue;
+    for (const [dsn, byPair] of this.#pending) {
+      if ((this.#lastSent.get(dsn) ?? -Infinity) + this.#periodMs > now) continue;
       const discarded = [...byPair.values()];
-      this.pending.delete(dsn);
-      this.lastSent.set(dsn, now);
+      this.#pending.delete(dsn);
+      this.#lastSent.set(dsn, now);
       due.push({ dsn, discarded, body: clientReportEnvelope(dsn, discarded, now) });
     }
     return due;
@@ -83,12 +83,12 @@ export class DiscardLedger {
 
   /** A report that could not be sent: its counts go back, to ride with the next one. */
   giveBack(report: DueReport): void {
-    for (const discarded of report.discarded) this.add(report.dsn, discarded);
+    for (const discarded of report.discarded) this.#add(report.dsn, discarded);
   }
 
-  private add(dsn: string, { reason, category, quantity }: Discarded): void {
-    let byPair = this.pending.get(dsn);
-    if (!byPair) this.pending.set(dsn, (byPair = new Map()));
+  #add(dsn: string, { reason, category, quantity }: Discarded): void {
+    let byPair = this.#pending.get(dsn);
+    if (!byPair) this.#pending.set(dsn, (byPair = new Map()));
     const key = `${reason}\t${category}`;
     const known = byPair.get(key);
     if (known) known.quantity += quantity;
