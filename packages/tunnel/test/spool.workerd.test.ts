@@ -493,17 +493,30 @@ describe("the spool's bounds", () => {
     // Miniflare's Rate Limiting, three 256 KiB units per client per minute (`vitest.config.ts`), so that the test reaches the budget quickly.
     const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES }, { TUNNEL_SPOOL_BUCKET: bucket, TUNNEL_SPOOL_CLIENT_BUDGET: bindings.TUNNEL_SPOOL_CLIENT_BUDGET });
     tunnel.sentry.answer = busy;
-    const statuses: number[] = [];
-    for (let sent = 0; sent < 24; sent += 1) {
-      const response = await tunnel.post(envelope({ attachmentBytes: 60_000 }).body, { "cf-connecting-ip": "203.0.113.60" });
-      statuses.push(response.status);
-      if (response.status === 503) {
-        expect(response.headers.get("retry-after")).toBe("60");
-        expect(await response.json()).toMatchObject({ reason: "spool_full" });
+    const fill = async (client: string) => {
+      const statuses: number[] = [];
+      for (let sent = 0; sent < 24; sent += 1) {
+        const response = await tunnel.post(envelope({ attachmentBytes: 60_000 }).body, { "cf-connecting-ip": client });
+        statuses.push(response.status);
+        if (response.status === 503) {
+          expect(response.headers.get("retry-after")).toBe("60");
+          expect(await response.json()).toMatchObject({ reason: "spool_full" });
+        }
       }
+      return statuses;
+    };
+    // The budget's windows are a minute long from the epoch, as Cloudflare's are: a run that crosses
+    // the edge of one is given a fresh budget halfway, so it runs again, on another client, in the next.
+    let statuses: number[] = [];
+    const all: number[] = [];
+    for (const client of ["203.0.113.60", "203.0.113.70"]) {
+      const window = Math.floor(Date.now() / 60_000);
+      statuses = await fill(client);
+      all.push(...statuses);
+      if (Math.floor(Date.now() / 60_000) === window) break;
     }
-    const stored = statuses.filter((status) => status === 202).length;
     const refused = statuses.filter((status) => status === 503).length;
+    const stored = statuses.length - refused;
     // Stored until the budget ran out (3 units of 256 KiB, and what is carried short of a unit), then refused.
     expect(statuses).toEqual([...Array<number>(stored).fill(202), ...Array<number>(refused).fill(503)]);
     expect(stored * 60_000).toBeLessThanOrEqual(4 * 256 * 1024);
@@ -513,9 +526,10 @@ describe("the spool's bounds", () => {
     tunnel.sentry.answer = () => Response.json(SENTRY_OK);
     const triedLive = tunnel.sentry.envelopes().length;
     await drain(tunnel);
-    expect(tunnel.sentry.envelopes().length - triedLive).toBe(stored + 1);
+    const count = (status: number) => all.filter((each) => each === status).length;
+    expect(tunnel.sentry.envelopes().length - triedLive).toBe(count(202) + 1);
     await tunnel.tunnel.clientShare.reports.flush();
-    expect(tunnel.sentry.clientReports()).toEqual([[{ reason: "queue_overflow", category: "attachment", quantity: refused }]]);
+    expect(tunnel.sentry.clientReports()).toEqual([[{ reason: "queue_overflow", category: "attachment", quantity: count(503) }]]);
   });
 });
 
