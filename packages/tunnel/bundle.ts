@@ -3,10 +3,16 @@
 // what it imports of it, so local names are short and comments are gone; the names an adopter
 // imports stay as they are, and the source maps carry the TypeScript, so that a stack trace mapped
 // through them reads as the source. The declarations, with their doc comments, are `tsc`'s.
+import { readFileSync } from "node:fs";
+
 import { buildSync } from "esbuild";
 
+// The entries are those package.json publishes (`exports` and `bin`), each built from its source.
+const { exports, bin } = JSON.parse(readFileSync("package.json", "utf8")) as { exports: Record<string, string | { default: string }>; bin: Record<string, string> };
+const published = [...Object.values(exports).flatMap((entry) => (typeof entry === "string" ? [] : [entry.default])), ...Object.values(bin)];
+
 buildSync({
-  entryPoints: ["index", "spool", "csp", "compressed", "hono", "testing", "bin/create-spool"].map((entry) => `src/${entry}.ts`),
+  entryPoints: published.map((path) => path.replace(/^\.\/dist\/(.+)\.js$/, "src/$1.ts")),
   outdir: "dist",
   outbase: "src",
   bundle: true,
