@@ -1,11 +1,11 @@
 import { request as httpRequest } from "node:http";
+import { createServer, type AddressInfo } from "node:net";
 
 import { eventually } from "@edge-monitoring/tunnel/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { buildEnvelope } from "../support/envelopes";
 import { FakeIngest } from "../support/fake-ingest";
-import { freePort } from "../support/http";
 import { useIngestAndWorker } from "../support/ingest-and-worker";
 import { APP_DSN, APP_TUNNEL, startWorker } from "../support/worker";
 
@@ -55,13 +55,19 @@ describe("the tunnel in the built Worker", () => {
 
   describe("upstream failures", () => {
     it("answers 502 when Sentry cannot be reached", async () => {
-      const closed = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: `http://127.0.0.1:${await freePort()}` }, UNLIMITED);
+      // Sentry's port is held, each connection dropped unanswered: a port only freed could be taken
+      // by another test's server before the post (a busy machine's run got that server's 405).
+      const dropping = createServer((socket) => socket.destroy());
+      await new Promise<void>((resolve) => dropping.listen(0, "127.0.0.1", resolve));
+      const { port } = dropping.address() as AddressInfo;
+      const closed = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: `http://127.0.0.1:${port}` }, UNLIMITED);
       try {
         const response = await closed.post(envelope());
         expect(response.status).toBe(502);
         expect(((await response.json()) as { reason: string }).reason).toBe("upstream_unreachable");
       } finally {
         await closed.dispose();
+        dropping.close();
       }
     });
   });
