@@ -192,6 +192,17 @@ describe("npm run deploy, before anything is uploaded", { timeout: 120_000 }, ()
   });
 
   it.each([
+    ["an analytics dataset", /\[\[analytics_engine_datasets\]\]\nbinding = "TUNNEL_ANALYTICS"\n[^\n]*\n/, 'TUNNEL_ANALYTICS = "off"', "TUNNEL_ANALYTICS is not a Workers Analytics Engine dataset (got \"off\"): pass a [[analytics_engine_datasets]] binding"],
+    ["the spool's bucket", /\[\[r2_buckets\]\]\nbinding = "TUNNEL_SPOOL_BUCKET"\n[^\n]*\n/, 'TUNNEL_SPOOL_BUCKET = "tunnel-spool"', "TUNNEL_SPOOL_BUCKET is not an R2 bucket binding (got \"tunnel-spool\"): pass a [[r2_buckets]] binding"],
+  ])("refuses text in [vars] where %s belongs, naming the variable", async (_binding, declared, text, refusal) => {
+    const config = configWith((toml) => toml.replace(declared, "").replace("[vars]\n", `[vars]\n${text}\n`));
+    expect(readFileSync(config, "utf8")).toContain(text);
+    const { status, lines } = await deploy(["--config", config, "--var", `SENTRY_DSN:${DSN}`], { CLOUDFLARE_API_TOKEN: "token" });
+    expect(status).toBe(1);
+    expect(lines).toEqual([`Configuration: ${refusal}`, "Nothing was deployed or uploaded."]);
+  });
+
+  it.each([
     ["with a DSN", ["--var", `SENTRY_DSN:${DSN}`]],
     ["without one, said on purpose", ["--monitoring=off"]],
     ["without one, to another environment", ["--var", "SENTRY_ENVIRONMENT:staging"]],

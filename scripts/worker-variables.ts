@@ -31,6 +31,8 @@ function standInBindings(names: ReadonlySet<string>): AppTunnelEnv {
     ...present("TUNNEL_SPOOL_CLIENT_BUDGET", limiter),
     ...present("TUNNEL_SPOOL_TOTAL_BUDGET", limiter),
     ...present("TUNNEL_SPOOL", { send: async () => {} }),
+    ...present("TUNNEL_SPOOL_BUCKET", { put: async () => null, get: async () => null, delete: async () => {} }),
+    ...present("TUNNEL_ANALYTICS", { writeDataPoint: () => {} }),
   };
 }
 

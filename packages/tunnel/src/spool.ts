@@ -136,8 +136,8 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
   const names = settingNames(options, "spool.");
   const check = checks(names);
   const { settings, allowList, reports, now, random, fetch } = core;
-  const { queue, bucket } = options;
-  if (typeof queue?.send !== "function") throw new ConfigError(names("queue"), "is not a Queue binding (it has no send() method): pass a [[queues.producers]] binding");
+  const queue = check.binding<SpoolQueue>("queue", options.queue, ["send"], "a Queue binding", "[[queues.producers]]");
+  const bucket = options.bucket === undefined ? undefined : check.binding<R2Bucket>("bucket", options.bucket, ["put", "get", "delete"], "an R2 bucket binding", "[[r2_buckets]]");
   const budgets = checkedBudgets(options, core, names);
   const queues = checkedQueues(options, names);
   // A Worker's bindings of fixed names give one spool; options in code can give two the same name.
@@ -156,13 +156,17 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
       ...upstream,
       reports,
       store: {
-        spool: createSpool({ queue, bucket }),
-        spoolBudget: createSpoolBudget(budgets.client, budgets.total, now),
+        spool: createSpool({ queue, bucket, names: { queue: names("queue"), bucket: names("bucket") } }),
+        spoolBudget: createSpoolBudget(
+          budgets.client && { limiter: budgets.client, name: names("clientBudget") },
+          budgets.total && { limiter: budgets.total, name: names("totalBudget") },
+          now,
+        ),
         inHand,
         deferral: (failingForMs) => deferralSeconds(failingForMs, policy, random),
       },
     }),
-    holdWhole: (length) => (inHand.reserve(length) ? () => inHand.release(length) : undefined),
+    inHand,
     queue: queues.queue,
     deadLetterQueue: queues.deadLetterQueue,
     consume: createSpoolConsumer(consumerSettings, { queue, bucket, allowList, limits, breakers, reports, record, now, random, fetch }),

@@ -11,6 +11,7 @@ import { createTunnel } from "../src/index.ts";
 import {
   TEST_DSN,
   batchOf,
+  configRefusal,
   concat,
   envelope,
   equalBytes,
@@ -180,18 +181,23 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
     await Promise.all(tunnel.stored.map((message) => message.key && bucket.delete(message.key)));
   });
 
-  it("without a bucket, stores a body of unknown length that fits in a message, and answers one that does not with an error, counted", async () => {
+  it("without a bucket, stores a body that fits in a message, and answers one that does not with an error, counted, whether its length was declared or not", async () => {
     const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "2000" });
     tunnel.sentry.answer = busy;
     const [small, large] = [envelope().body, envelope({ attachmentBytes: 200_000 }).body];
-    const answers = [await tunnel.post(chunked(small)), await tunnel.post(chunked(large))];
+    const answers = [await tunnel.post(chunked(small)), await tunnel.post(chunked(large)), await tunnel.post(large)];
     const reasons = await Promise.all(answers.map(async (answer) => [answer.status, ((await answer.json()) as { reason?: string }).reason]));
-    expect(reasons).toEqual([[202, "spooled"], [503, "not_kept_in_hand"]]);
+    expect(reasons).toEqual([[202, "spooled"], [503, "not_kept_in_hand"], [503, "not_kept_in_hand"]]);
     // The small one, in its message (packed, as it pays).
     expect(tunnel.stored.map((message) => message.key === undefined && message.body !== undefined)).toEqual([true]);
     tunnel.sentry.answer = () => Response.json(SENTRY_OK);
     await tunnel.tunnel.clientShare.reports.flush();
-    expect(tunnel.sentry.clientReports()).toEqual([[{ reason: "buffer_overflow", category: "default", quantity: 1 }]]);
+    expect(tunnel.sentry.clientReports()).toEqual([
+      [
+        { reason: "buffer_overflow", category: "default", quantity: 1 },
+        { reason: "buffer_overflow", category: "attachment", quantity: 1 },
+      ],
+    ]);
   });
 
   it("past what it keeps in hand, loses a streaming body Sentry fails under with an error, in its line and in a client report", async () => {
@@ -642,5 +648,103 @@ describe("the spool's lines", () => {
     for (let lost = 0; lost < 4; lost += 1) expect(await post(envelope({ attachmentBytes: 300_000 }).body)).toEqual([503, "spool_full"]);
     expect(sentry.arrivals).toBe(3);
     expect(lines.filter((line) => line.event === "tunnel" && line.reason === "spool_full")).toHaveLength(4);
+  });
+});
+
+describe("what the spool cannot keep is said", () => {
+  /** A binding's call that never answers: only the request's bound ends the wait. */
+  const hangs = () => new Promise<never>(() => {});
+  const refuses = async () => Promise.reject(new Error("the binding failed"));
+  const MiB = 1024 * 1024;
+  const small = () => envelope().body;
+  const large = () => envelope({ attachmentBytes: 300_000 }).body;
+  const streamed = () => chunked(envelope({ attachmentBytes: 100_000 }).body);
+  type Failing = [string, Parameters<typeof tunnelUnderTest>[1], string, (() => Uint8Array | ReadableStream<Uint8Array>)[]];
+  // Each kind of body: small, read whole in hand, and (while Sentry is still asked) streamed of unknown length.
+  const failing: Failing[] = [
+    ["the queue rejects", { TUNNEL_SPOOL: { send: refuses }, TUNNEL_SPOOL_BUCKET: bucket }, "TUNNEL_SPOOL", [small, large, streamed, small, large, small]],
+    ["the bucket rejects", { TUNNEL_SPOOL_BUCKET: { ...bucket, put: refuses, get: bucket.get.bind(bucket), delete: bucket.delete.bind(bucket) } as unknown as R2Bucket }, "TUNNEL_SPOOL_BUCKET", [large, large, streamed, large, large, large]],
+    ["the client's budget rejects", { TUNNEL_SPOOL_BUCKET: bucket, TUNNEL_SPOOL_CLIENT_BUDGET: { limit: refuses } }, "TUNNEL_SPOOL_CLIENT_BUDGET", [large, large, large, large, large, large]],
+    ["the client's budget never answers", { TUNNEL_SPOOL_BUCKET: bucket, TUNNEL_SPOOL_CLIENT_BUDGET: { limit: hangs } }, "TUNNEL_SPOOL_CLIENT_BUDGET", [large, large, large, large, large, large]],
+    ["the queue never answers", { TUNNEL_SPOOL: { send: hangs } }, "TUNNEL_SPOOL", [small, small, small, small, small, small]],
+  ];
+
+  it.each(failing)("answers 503 spool_unavailable when %s, names it in the line, counts it for Sentry, and asks Sentry no more once it is known down", { timeout: 30_000 }, async (_case, bindings, binding, bodies) => {
+    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "800" }, bindings);
+    tunnel.sentry.answer = busy;
+    const answers = [];
+    for (const body of bodies) {
+      const response = await tunnel.post(body());
+      answers.push([response.status, ((await response.json()) as { reason: string }).reason]);
+    }
+    expect(answers).toEqual(bodies.map(() => [503, "spool_unavailable"]));
+    const lost = tunnel.lines.filter((line) => line.event === "tunnel");
+    expect(lost).toEqual(bodies.map(() => expect.objectContaining({ outcome: "failed", reason: "spool_unavailable", binding })));
+    // Three failures open the breaker: the envelopes after them are not sent to Sentry again.
+    expect(tunnel.sentry.arrivals).toBe(3);
+    tunnel.sentry.answer = () => Response.json(SENTRY_OK);
+    await tunnel.tunnel.clientShare.reports.flush();
+    const counted = tunnel.sentry.clientReports().flat() as { reason: string; quantity: number }[];
+    expect(counted.filter((count) => count.reason === "network_error").reduce((sum, count) => sum + count.quantity, 0)).toBe(bodies.length);
+    expect(await spoolObjects()).toEqual([]);
+  });
+
+  it("stores within a share of its own what Sentry timed out under, and answers a binding that never answers by then", { timeout: 30_000 }, async () => {
+    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "600" }, { TUNNEL_SPOOL: { send: hangs } });
+    tunnel.sentry.answer = neverAnswers;
+    const started = Date.now();
+    const response = await tunnel.post(small());
+    expect([response.status, ((await response.json()) as { reason: string }).reason]).toEqual([503, "spool_unavailable"]);
+    // The deadline (600 ms), then the spool's share of it (300 ms), and no wait for ever.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(tunnel.lines.filter((line) => line.event === "tunnel")).toEqual([expect.objectContaining({ reason: "spool_unavailable", binding: "TUNNEL_SPOOL" })]);
+  });
+
+  it("lets no client pin the memory kept in hand: bodies that are declared and never come hold nothing, and a visitor's envelope Sentry fails under is stored", { timeout: 30_000 }, async () => {
+    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "3000" }, { TUNNEL_SPOOL_BUCKET: bucket });
+    tunnel.sentry.answer = busy;
+    // Two strangers from one address each declare 16 MiB, half of the 32 MiB kept in hand: one sends
+    // nothing after its headers, one its header line and a few bytes, and each then stalls.
+    let asked = 0;
+    const stalls = (start: Uint8Array) =>
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          asked += 1;
+          if (asked <= 2 && start.byteLength > 0) controller.enqueue(start);
+          return new Promise<void>(() => {});
+        },
+      });
+    const header = envelope().body.subarray(0, 200);
+    const declared = { "content-length": String(16 * MiB), "cf-connecting-ip": "198.51.100.7" };
+    const strangers = [tunnel.post(stalls(new Uint8Array()), declared), tunnel.post(stalls(header), declared)];
+    await eventually(() => asked >= 2);
+    const visitor = envelope({ attachmentBytes: 200_000 }).body;
+    const answer = await tunnel.post(visitor);
+    expect([answer.status, ((await answer.json()) as { reason: string }).reason]).toEqual([202, "spooled"]);
+    expect(await spoolObjects()).toEqual([visitor.byteLength]);
+    expect((await Promise.all(strangers)).map((response) => response.status)).toEqual([408, 408]);
+    await Promise.all(tunnel.stored.map((message) => message.key && bucket.delete(message.key)));
+  });
+});
+
+describe("bindings given as the wrong thing", () => {
+  it.each([
+    ["TUNNEL_ANALYTICS", "off", "TUNNEL_ANALYTICS is not a Workers Analytics Engine dataset (got \"off\"): pass a [[analytics_engine_datasets]] binding"],
+    ["TUNNEL_SPOOL_BUCKET", "tunnel-spool", "TUNNEL_SPOOL_BUCKET is not an R2 bucket binding (got \"tunnel-spool\"): pass a [[r2_buckets]] binding"],
+    ["TUNNEL_SPOOL", "tunnel-spool", "TUNNEL_SPOOL is not a Queue binding (got \"tunnel-spool\"): pass a [[queues.producers]] binding"],
+    ["TUNNEL_SPOOL_TOTAL_BUDGET", "10", "TUNNEL_SPOOL_TOTAL_BUDGET is not a Workers Rate Limiting binding (got \"10\"): pass a [[ratelimits]] binding"],
+  ])("refuses %s set as text in [vars], naming it, when the tunnel is built", (name, text, message) => {
+    expect(configRefusal(() => tunnelUnderTest({ [name]: text }))).toEqual({ variable: name, message });
+  });
+
+  it("refuses the wrong object given in code, naming the option", () => {
+    const queue = { send: async () => {} };
+    const wholeEnv = env as unknown as AnalyticsEngineDataset;
+    expect(configRefusal(() => createTunnel({ dsn: TEST_DSN, limiter: EVERY_CLIENT, analytics: wholeEnv }))).toMatchObject({
+      variable: "analytics",
+      message: "analytics is not a Workers Analytics Engine dataset (it has no writeDataPoint() method): pass a [[analytics_engine_datasets]] binding",
+    });
+    const bucketNamed = "tunnel-spool" as unknown as R2Bucket;
+    expect(configRefusal(() => createTunnel({ dsn: TEST_DSN, limiter: "off", spool: spool({ queue, bucket: bucketNamed }) }))).toMatchObject({ variable: "spool.bucket" });
   });
 });

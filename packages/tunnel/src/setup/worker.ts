@@ -4,7 +4,7 @@ import { describeTunnel, type TunnelDescription } from "./describe.ts";
 import type { Delivery } from "../stages/deliver.ts";
 import { isRoutine, logToConsole, type TunnelLogLine, type UnversionedLine } from "../stages/log-line.ts";
 import type { TunnelOptions, TunnelRuntime } from "./options.ts";
-import { settingNames } from "../shared/checks.ts";
+import { checks, settingNames } from "../shared/checks.ts";
 import { createClientLimiter, type ClientLimiter } from "../request/client-limiter.ts";
 import { isTunnelPathSpelling, reportPathOf } from "../request/path.ts";
 import { RepeatedLines } from "../request/repeated-lines.ts";
@@ -143,7 +143,10 @@ function coreParts(settings: TunnelSettings, names: CoreParts["names"], analytic
       : (line) => {
           if (!isRoutine(line)) write(line);
         },
-    analytics: analytics ?? NO_ANALYTICS,
+    analytics:
+      analytics === undefined
+        ? NO_ANALYTICS
+        : checks(names).binding("analytics", analytics, ["writeDataPoint"], "a Workers Analytics Engine dataset", "[[analytics_engine_datasets]]"),
     now,
     random,
     fetch,
@@ -165,7 +168,7 @@ function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts
     recorder: { log, repeated: new RepeatedLines<TunnelLogLine>(settings.rateLimitPeriodSeconds, log, now), analytics: core.analytics, now },
     forwardReport: csp?.forward,
     inflate: compressed?.scan,
-    holdWhole: spool?.holdWhole,
+    inHand: spool?.inHand,
     maxEnvelopeBytes: settings.maxEnvelopeBytes,
     timeoutMs: settings.timeoutMs,
     reportError: runtime.reportError ?? (() => {}),

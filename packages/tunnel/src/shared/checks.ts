@@ -31,6 +31,17 @@ export function checks(names: SettingNames) {
     if (typeof value !== "string") throw refuse(option, `must be text, got ${JSON.stringify(value) ?? typeof value}`);
     return value;
   };
+  /**
+   * A binding that has each of `methods`: text in `[vars]` where a binding belongs, or the wrong
+   * object in code, would otherwise lose what it was for without a word, on the request that needs it.
+   */
+  const binding = <Binding>(option: string, value: unknown, methods: readonly string[], kind: string, declaration: string): Binding => {
+    const object = typeof value === "object" && value !== null ? value : undefined;
+    const missing = methods.find((method) => typeof (object && Reflect.get(object, method)) !== "function");
+    if (missing === undefined) return value as Binding;
+    const got = object ? `it has no ${missing}() method` : `got ${JSON.stringify(value) ?? typeof value}`;
+    throw refuse(option, `is not ${kind} (${got}): pass a ${declaration} binding`);
+  };
   return {
     text,
     list(option: string, value: readonly unknown[] | undefined): string[] {
@@ -60,10 +71,9 @@ export function checks(names: SettingNames) {
      */
     limiter(option: string, value: unknown, required = "is required: a Workers Rate Limiting binding, or \"off\" to run without any limit on purpose"): Limiter {
       if (value === undefined || value === null) throw refuse(option, required);
-      const limit: unknown = typeof value === "object" ? Reflect.get(value, "limit") : undefined;
-      if (typeof limit !== "function") throw refuse(option, "is not a Workers Rate Limiting binding (it has no limit() method): pass a [[ratelimits]] binding");
-      return value as Limiter;
+      return binding<Limiter>(option, value, ["limit"], "a Workers Rate Limiting binding", "[[ratelimits]]");
     },
+    binding,
   };
 }
 

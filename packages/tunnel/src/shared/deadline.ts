@@ -15,6 +15,8 @@ export class Deadline {
   readonly #upstreamShareMs: number;
   readonly #over: Promise<never>;
   #stop!: (reason: unknown) => void;
+  /** The share a binding's call still has once Sentry used the whole deadline: see {@link bound}. */
+  #afterward: { over: Promise<never>; timer: ReturnType<typeof setTimeout> } | undefined;
   #reason: unknown;
   /** `passed`: the time ran out; `cut`: the body failed first. */
   #state: "running" | "passed" | "cut" = "running";
@@ -81,8 +83,27 @@ export class Deadline {
     return Promise.race([work, this.#over]);
   }
 
+  /**
+   * The bound on a binding's call on the request's path (the spool's queue, bucket and budgets):
+   * the deadline while it runs. Once it has passed under Sentry (a timeout, which the spool is
+   * for), the calls that store the envelope share one more span as long as Sentry's share, and no
+   * more: the request is answered by then, stored or lost.
+   */
+  bound<T>(work: Promise<T>): Promise<T> {
+    if (this.#state !== "passed") return this.race(work);
+    if (!this.#afterward) {
+      let stop!: (reason: unknown) => void;
+      const over = new Promise<never>((_, reject) => (stop = reject));
+      over.catch(() => {});
+      const timer = setTimeout(() => stop(new DOMException("The spool's share of the deadline passed", "TimeoutError")), this.#upstreamShareMs);
+      this.#afterward = { over, timer };
+    }
+    return Promise.race([work, this.#afterward.over]);
+  }
+
   end(): void {
     clearTimeout(this.#timer);
+    if (this.#afterward) clearTimeout(this.#afterward.timer);
   }
 }
 

@@ -3,8 +3,9 @@ import { joinChunks, readByScript, type BodyChunk } from "../shared/body.ts";
 /**
  * The memory one tunnel holds (per isolate: a tunnel is built once in each) of large bodies while
  * they go to Sentry, so that a body Sentry fails under can still be stored: one of declared length
- * read whole (`receive.ts`), one of unknown length teed as it streams. Every byte held is reserved
- * here first; a body over half of it is not held at all, so that two can always be at once.
+ * read whole ({@link readInHand}), one of unknown length teed as it streams. Every byte held is
+ * reserved here as it comes, never from a length a client declared; a body over half of it is not
+ * held at all, so that two can always be at once.
  */
 export class InHandBudget {
   readonly bytes: number;
@@ -28,6 +29,78 @@ export class InHandBudget {
   release(bytes: number): void {
     this.#free += bytes;
   }
+}
+
+/** What a body of declared length holds ahead of the bytes that came: all a stalled client pins. */
+const IN_HAND_SLICE_BYTES = 256 * 1024;
+
+/** The rest of a body read in hand: its chunks, whether they end it, and what gives their memory back. */
+export interface HeldRest {
+  chunks: BodyChunk[];
+  /** Every declared byte came and is held: the body can go to Sentry whole, and be stored whole. */
+  whole: boolean;
+  /** Gives back what was reserved: once the request is answered. */
+  release: () => void;
+}
+
+/**
+ * The rest of a body of declared `length`, of which `from` bytes are already read, read into
+ * memory a slice at a time, each reserved in `budget` before it is read (decision 043): what a body
+ * holds follows the bytes that came, so a client that declares 16 MiB and sends nothing holds
+ * nothing, and one that stalls holds what it sent and one slice more. A request's own body, a byte
+ * stream, is read natively, a slice a call; one a script made, a chunk a call. Where the budget has
+ * no more room the read stops, not whole, and the rest streams as it comes. Each read is bounded by
+ * `race`; when one fails, the reservation is given back and the error rethrown.
+ */
+export async function readInHand(
+  body: ReadableStream<BodyChunk>,
+  from: number,
+  length: number,
+  budget: InHandBudget,
+  race: <T>(read: Promise<T>) => Promise<T>,
+): Promise<HeldRest> {
+  let reserved = 0;
+  const release = () => {
+    budget.release(reserved);
+    reserved = 0;
+  };
+  const reader = sliceReaderOf(body);
+  const chunks: BodyChunk[] = [];
+  let bytes = from;
+  try {
+    while (bytes < length) {
+      const until = Math.min(bytes + IN_HAND_SLICE_BYTES, length);
+      if (until > reserved && !budget.reserve(until - reserved)) break;
+      reserved = Math.max(reserved, until);
+      const { done, value } = await race(reader.read(until - bytes));
+      if (done) break;
+      chunks.push(value as BodyChunk);
+      bytes += value.byteLength;
+      // A script's chunk may be larger than the slice reserved for it.
+      if (bytes > reserved && !budget.reserve(bytes - reserved)) break;
+      reserved = Math.max(reserved, bytes);
+    }
+  } catch (error) {
+    reader.cancel().catch(() => {});
+    release();
+    throw error;
+  }
+  reader.releaseLock();
+  return { chunks, whole: bytes === length, release };
+}
+
+/** A reader of `bytes` at a time: in one native call where the stream is a byte stream, else a chunk at a time. */
+function sliceReaderOf(body: ReadableStream<BodyChunk>): Pick<ReadableStreamDefaultReader, "cancel" | "releaseLock"> & {
+  read(bytes: number): Promise<ReadableStreamReadResult<Uint8Array>>;
+} {
+  let byteReader: ReadableStreamBYOBReader;
+  try {
+    byteReader = body.getReader({ mode: "byob" });
+  } catch {
+    const reader = body.getReader();
+    return { read: () => reader.read(), cancel: (reason) => reader.cancel(reason), releaseLock: () => reader.releaseLock() };
+  }
+  return { read: (bytes) => byteReader.readAtLeast(bytes, new Uint8Array(bytes)), cancel: (reason) => byteReader.cancel(reason), releaseLock: () => byteReader.releaseLock() };
 }
 
 /** A copy of a body taken while it streams to Sentry. */

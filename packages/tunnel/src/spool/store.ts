@@ -1,6 +1,7 @@
 import { contentEncodingOf, type ContentEncoding } from "../request/content-encoding.ts";
 import { Inflater } from "../envelope/inflate.ts";
 import { joinChunks, wholeBody, type BodyChunk } from "../shared/body.ts";
+import { callBinding, type Within } from "./binding-call.ts";
 import type { MeasurableQueue } from "./heartbeat.ts";
 
 /**
@@ -32,6 +33,9 @@ export interface SpooledEnvelope {
   packed?: "gzip";
 }
 
+/** What is stored of an envelope besides its body: the facts its later forward needs. */
+export type EnvelopeFacts = Omit<SpooledEnvelope, "body" | "key">;
+
 /** Packing must save at least this share of a body to be worth the consumer's inflating. */
 const PACKING_WORTH = 0.9;
 
@@ -40,7 +44,7 @@ const PACKING_WORTH = 0.9;
  * more. The queue's backlog is bounded in bytes (25 GB), and the JSON of events packs to a
  * fraction of its size; an attachment already compressed is stored as it came.
  */
-async function packedForStorage(envelope: Omit<SpooledEnvelope, "body" | "key">, body: Uint8Array): Promise<{ envelope: Omit<SpooledEnvelope, "body" | "key">; body: Uint8Array }> {
+async function packedForStorage(envelope: EnvelopeFacts, body: Uint8Array): Promise<{ envelope: EnvelopeFacts; body: Uint8Array }> {
   if (storedEncoding(envelope as SpooledEnvelope) !== "identity") return { envelope, body };
   const gzipped = new Uint8Array(await new Response(new Blob([body as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
   if (gzipped.byteLength > body.byteLength * PACKING_WORTH) return { envelope, body };
@@ -92,6 +96,8 @@ interface SpoolBindings {
   queue: SpoolQueue;
   /** Without it, only bodies that fit in a message can be stored. */
   bucket?: R2Bucket | undefined;
+  /** What the operator calls each binding, for the line of an envelope it failed. */
+  names: { queue: string; bucket: string };
 }
 
 /**
@@ -102,7 +108,7 @@ export type SpoolBody = Uint8Array | { stream: ReadableStream<Uint8Array>; lengt
 
 /** An envelope as it is to be stored, with its body. */
 export interface ToStore {
-  envelope: Omit<SpooledEnvelope, "body" | "key">;
+  envelope: EnvelopeFacts;
   body: SpoolBody;
 }
 
@@ -111,20 +117,20 @@ export interface Spool {
    * The envelope as it would be stored: a body in memory packed when that pays (a stream is stored
    * as it comes). The byte budgets count what this gives, the bytes that are kept.
    */
-  pack(envelope: Omit<SpooledEnvelope, "body" | "key">, body: SpoolBody): Promise<ToStore>;
+  pack(envelope: EnvelopeFacts, body: SpoolBody): Promise<ToStore>;
   /** The largest body it can store of this envelope at all: what a message holds beside it, or, with a bucket bound, any. */
-  room(envelope: Omit<SpooledEnvelope, "body" | "key">): number;
+  room(envelope: EnvelopeFacts): number;
   /**
-   * Resolves `true` once the envelope is stored, due to the consumer after `delaySeconds`; `false`
-   * when it could not be. Never rejects.
+   * Resolves once the envelope is stored, due to the consumer after `delaySeconds`, each binding's
+   * call `within` the request's bound; rejects with a `BindingFailed` naming the binding that failed
+   * or did not answer. Only a body within {@link room} is given.
    */
-  store(envelope: Omit<SpooledEnvelope, "body" | "key">, body: SpoolBody, delaySeconds?: number): Promise<boolean>;
+  store(envelope: EnvelopeFacts, body: SpoolBody, within: Within, delaySeconds?: number): Promise<void>;
 }
 
-
-export function createSpool({ queue, bucket }: SpoolBindings): Spool {
-  const messageRoom = (envelope: Omit<SpooledEnvelope, "body" | "key">) => MESSAGE_LIMIT_BYTES - JSON.stringify(envelope).length - MESSAGE_SLACK_BYTES;
-  const room = (envelope: Omit<SpooledEnvelope, "body" | "key">) => (bucket ? Number.POSITIVE_INFINITY : messageRoom(envelope));
+export function createSpool({ queue, bucket, names }: SpoolBindings): Spool {
+  const messageRoom = (envelope: EnvelopeFacts) => MESSAGE_LIMIT_BYTES - JSON.stringify(envelope).length - MESSAGE_SLACK_BYTES;
+  const room = (envelope: EnvelopeFacts) => (bucket ? Number.POSITIVE_INFINITY : messageRoom(envelope));
   return {
     async pack(envelope, body) {
       if (!(body instanceof Uint8Array)) return { envelope, body };
@@ -135,29 +141,25 @@ export function createSpool({ queue, bucket }: SpoolBindings): Spool {
       }
     },
     room,
-    async store(envelope, body, delaySeconds = 0) {
+    async store(envelope, body, within, delaySeconds = 0) {
+      const length = body instanceof Uint8Array ? body.byteLength : body.length;
+      const send = (message: SpooledEnvelope) => callBinding(names.queue, () => queue.send(message, { contentType: "v8", delaySeconds }), within);
+      // What is large even packed (an attachment, a replay) waits in R2 when a bucket is bound,
+      // where the queue's backlog does not count it and a wait reads a small message, not the body.
+      if (!bucket || (length <= messageRoom(envelope) && length <= IN_MESSAGE_BYTES)) {
+        // A stream this short is read whole first.
+        const bytes = body instanceof Uint8Array ? body : new Uint8Array(await callBinding(names.queue, () => new Response(body.stream).arrayBuffer(), within));
+        return void (await send({ ...envelope, body: bytes }));
+      }
+      const key = `spool/${new Date(envelope.receivedAt).toISOString().slice(0, 10)}/${crypto.randomUUID()}`;
+      const putting = bucket.put(key, body instanceof Uint8Array ? body : body.stream);
       try {
-        const length = body instanceof Uint8Array ? body.byteLength : body.length;
-        // What is large even packed (an attachment, a replay) waits in R2 when a bucket is bound,
-        // where the queue's backlog does not count it and a wait reads a small message, not the body.
-        if (length <= messageRoom(envelope) && (!bucket || length <= IN_MESSAGE_BYTES)) {
-          // A stream this short is read whole first.
-          const bytes = body instanceof Uint8Array ? body : new Uint8Array(await new Response(body.stream).arrayBuffer());
-          await queue.send({ ...envelope, body: bytes }, { contentType: "v8", delaySeconds });
-          return true;
-        }
-        if (!bucket) return false;
-        const key = `spool/${new Date(envelope.receivedAt).toISOString().slice(0, 10)}/${crypto.randomUUID()}`;
-        await bucket.put(key, body instanceof Uint8Array ? body : body.stream);
-        try {
-          await queue.send({ ...envelope, key }, { contentType: "v8", delaySeconds });
-        } catch (error) {
-          await bucket.delete(key).catch(() => {});
-          throw error;
-        }
-        return true;
-      } catch {
-        return false;
+        await callBinding(names.bucket, () => putting, within);
+        await send({ ...envelope, key });
+      } catch (error) {
+        // Not to be left in R2 without a message that names it: deleted now, or once a late put lands.
+        putting.then(() => bucket.delete(key)).catch(() => {});
+        throw error;
       }
     },
   };

@@ -31,7 +31,7 @@ export const TUNNEL_ANSWERS = {
   body_timeout: [408, "rejected", "The body did not arrive within the tunnel's timeout."],
   spool_full: [503, "failed", "Sentry is failing, and this client has stored all the spool takes from it for now; send it again after Retry-After."],
   spool_unavailable: [503, "failed", "Sentry is failing, and the envelope could not be stored; send it again later."],
-  not_kept_in_hand: [503, "failed", "Sentry failed under an envelope larger than the tunnel keeps in hand while it streams, so it could not be stored; send it again later."],
+  not_kept_in_hand: [503, "failed", "Sentry failed under an envelope larger than the spool can keep just now, so it could not be stored; send it again later."],
   sentry_unavailable: [503, "failed", "Sentry is failing just now, so the report was not sent; it is counted as dropped."],
   upstream_redirect: [502, "failed", "Sentry answered with a redirect, which the tunnel does not follow."],
   upstream_unreachable: [502, "failed", "Sentry could not be reached."],
@@ -50,6 +50,8 @@ export interface Answer {
   /** The tunnel's own code; `null` when the answer is Sentry's or a preflight's. */
   code: TunnelAnswerCode | null;
   outcome: TunnelOutcome;
+  /** On a `spool_unavailable`: the spool's binding that failed or did not answer, as the operator calls it. */
+  binding?: string;
 }
 
 /** One of the tunnel's own answers, as JSON with its code and sentence (`sentence` says it of this request). */

@@ -38,7 +38,6 @@ function memorySpool() {
     room: () => Number.POSITIVE_INFINITY,
     async store(envelope, body) {
       stored.push({ dsn: envelope.dsn, body: new TextDecoder().decode(body as Uint8Array) });
-      return true;
     },
   };
   return { spool, stored };
@@ -61,7 +60,7 @@ async function send({ fetch, reports = { count: () => {}, flush: async () => {} 
     });
     const deadline = new Deadline(5_000);
     try {
-      const received = await receiveEnvelope(request, deadline, { maxEnvelopeBytes: settings.maxEnvelopeBytes, allowList, inflate: undefined, holdWhole: undefined });
+      const received = await receiveEnvelope(request, deadline, { maxEnvelopeBytes: settings.maxEnvelopeBytes, allowList, inflate: undefined, inHand: undefined });
       if (!received.ok) throw new Error(`refused: ${received.answer.code}`);
       return await deliver(received.envelope, request.headers, deadline, delivery, Date.now());
     } finally {
@@ -128,7 +127,7 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     const delivered = await (await send({ fetch: sentry(503).fetch, spool, spoolBudget, reports }))();
     expect(delivered.answer.code).toBe("spool_full");
     expect(delivered.answer.response.headers.get("retry-after")).toBe("60");
-    expect(spoolBudget).toHaveBeenCalledWith("203.0.113.9", Buffer.byteLength(BODY));
+    expect(spoolBudget).toHaveBeenCalledWith("203.0.113.9", Buffer.byteLength(BODY), expect.any(Function));
     expect(stored).toEqual([]);
     expect(reports.count).toHaveBeenCalledWith(TEST_DSN, "queue_overflow", ["error"]);
   });
@@ -138,7 +137,7 @@ describe("deliver, with Sentry and the spool as stubs", () => {
     spool.pack = async (envelope) => ({ envelope: { ...envelope, packed: "gzip" }, body: new Uint8Array(7) });
     const spoolBudget = vi.fn(async () => true);
     await (await send({ fetch: sentry(503).fetch, spool, spoolBudget }))();
-    expect(spoolBudget).toHaveBeenCalledWith("203.0.113.9", 7);
+    expect(spoolBudget).toHaveBeenCalledWith("203.0.113.9", 7, expect.any(Function));
   });
 
   it("follows no redirect and stores nothing for one", async () => {

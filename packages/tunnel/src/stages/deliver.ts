@@ -3,7 +3,7 @@ import type { ReceivedEnvelope } from "./receive.ts";
 import { joinChunks, type BodyChunk } from "../shared/body.ts";
 import type { Deadline } from "../shared/deadline.ts";
 import type { InHand } from "../spool/in-hand.ts";
-import type { SpooledEnvelope } from "../spool/store.ts";
+import type { EnvelopeFacts } from "../spool/store.ts";
 import type { ClientReports } from "../upstream/client-reports.ts";
 import { forwardEnvelope, type ForwardResult } from "../upstream/forward.ts";
 import { upstreamRequestHeaders } from "../upstream/header-policy.ts";
@@ -58,7 +58,7 @@ export interface Delivered {
 
 /** One envelope on its way: what storing it needs besides its body. */
 export interface Shipment {
-  stored: Omit<SpooledEnvelope, "body" | "key">;
+  stored: EnvelopeFacts;
   /** Where it goes: its breaker's key. */
   upstreamUrl: string;
   clientIp: string | null;

@@ -4,6 +4,7 @@ import { envelopeItemTypes } from "../envelope/items.ts";
 import type { ReceivedEnvelope } from "./receive.ts";
 import { pipeAfter, readByScript, type BodyChunk } from "../shared/body.ts";
 import { earlyEnd, type Deadline } from "../shared/deadline.ts";
+import { BindingFailed, type Within } from "../spool/binding-call.ts";
 import { SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "../spool/budget.ts";
 import { keepInHand, NOT_HELD, type InHandBudget } from "../spool/in-hand.ts";
 import type { Spool, SpoolBody } from "../spool/store.ts";
@@ -51,9 +52,8 @@ export function createKeeper({ limits, breakers, reports, store }: KeeperParts):
       if (!store) return body;
       const room = store.spool.room(shipment.stored);
       if (contentLength !== undefined) {
-        // Not read whole, for want of memory kept in hand (`receive.ts`): a loss if Sentry fails
-        // under it, said so, unless it could not have been stored anyway.
-        if (contentLength <= room) shipment.inHand = NOT_HELD;
+        // Not read whole, for want of memory kept in hand (`receive.ts`): a loss if Sentry fails under it, said so.
+        shipment.inHand = NOT_HELD;
         return body;
       }
       // A body of unknown length is held as it streams, up to what the spool can store.
@@ -73,13 +73,15 @@ export function createKeeper({ limits, breakers, reports, store }: KeeperParts):
         }
         breaker.failed();
         if (!store) return undefined;
-        if (shipment.whole) return await storeInSpool(shipment.whole, shipment, store, reports);
-        if (!shipment.inHand) return undefined;
         // The client may still be sending what Sentry failed under: the copy is waited for, within the deadline.
-        const held = await deadline.race(shipment.inHand.body()).catch(() => undefined);
-        if (held) return await storeInSpool(held, shipment, store, reports);
-        if (!shipment.inHand.outgrew()) return undefined;
-        reports.count(dsn, "buffer_overflow", discardedCategories(undefined));
+        const inHand = shipment.inHand ?? NOT_HELD;
+        const body = shipment.whole ?? (await deadline.bound(inHand.body()).catch(() => undefined));
+        const kept = body && (await storeInSpool(body, shipment, store, reports, deadline));
+        if (kept) return kept;
+        // A copy that failed with its client is the client's failure, which Sentry's answer says.
+        if (!body && !inHand.outgrew()) return undefined;
+        // Too large to keep: in hand as it streamed, or, with no bucket, in a queue message.
+        reports.count(dsn, "buffer_overflow", discardedCategories(shipment.plain));
         return tunnelAnswer("not_kept_in_hand");
       } finally {
         shipment.inHand?.release();
@@ -100,45 +102,73 @@ async function spoolWhileSentryIsDown(
   store: SpoolStore,
   reports: ClientReports,
 ): Promise<Answer | undefined> {
-  if (shipment.whole) return storeInSpool(shipment.whole, shipment, store, reports);
+  if (shipment.whole) return storeInSpool(shipment.whole, shipment, store, reports, deadline);
   if (contentLength === undefined || contentLength > store.spool.room(shipment.stored)) return undefined;
   const whileStored = prefixed(head.consumed, body, contentLength);
-  const spooled = await deadline.race(storeInSpool({ stream: whileStored.stream, length: contentLength }, shipment, store, reports)).catch(() => undefined);
-  if (spooled) return spooled;
-  // The body went into the failed store: there is nothing left to send Sentry. The log line says
-  // whose failure it was: the client's body (gone, short or late), or the spool's.
-  return tunnelAnswer(whileStored.clientFailed() || deadline.state === "passed" ? earlyEnd("receiving", deadline) : "spool_unavailable");
+  // The body goes into the store: there is nothing left to send Sentry. A store that fails while
+  // the body is still coming may have failed for the client's body (gone, short or late).
+  const clientFault = () => whileStored.clientFailed() || (deadline.state === "passed" && !whileStored.sent());
+  return storeInSpool({ stream: whileStored.stream, length: contentLength }, shipment, store, reports, deadline, clientFault);
 }
 
-/** Stores the envelope within the budgets: the answer to give, or `undefined` when it could not be stored. */
+/**
+ * Stores the envelope within the budgets, each binding's call within the request's bound: the
+ * answer to give, or `undefined` when it could not be stored at all (too large, with no bucket),
+ * and Sentry's answer stands. A binding that fails or does not answer loses the envelope: 503
+ * `spool_unavailable`, its line naming the binding, counted in the client reports.
+ */
 async function storeInSpool(
   body: SpoolBody,
   { stored, clientIp, plain, delaySeconds }: Shipment,
   { spool, spoolBudget }: SpoolStore,
   reports: ClientReports,
+  deadline: Deadline,
+  clientFault: () => boolean = () => false,
 ): Promise<Answer | undefined> {
   // The budgets count what is kept: the body packed, when it packs.
   const packed = await spool.pack(stored, body);
   const length = packed.body instanceof Uint8Array ? packed.body.byteLength : packed.body.length;
   if (length > spool.room(packed.envelope)) return undefined;
-  if (!(await spoolBudget(clientIp, length))) {
-    reports.count(stored.dsn, "queue_overflow", discardedCategories(plain));
-    return tunnelAnswer("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
+  const within: Within = (call) => deadline.bound(call);
+  const lost = (error: unknown): Answer => {
+    if (!(error instanceof BindingFailed)) throw error;
+    reports.count(stored.dsn, "network_error", discardedCategories(plain));
+    return { ...tunnelAnswer("spool_unavailable"), binding: error.binding };
+  };
+  try {
+    if (!(await spoolBudget(clientIp, length, within))) {
+      reports.count(stored.dsn, "queue_overflow", discardedCategories(plain));
+      return tunnelAnswer("spool_full", { "retry-after": String(SPOOL_BUDGET_PERIOD_SECONDS) });
+    }
+  } catch (error) {
+    return lost(error);
   }
-  if (!(await spool.store(packed.envelope, packed.body, delaySeconds))) return undefined;
-  return tunnelAnswer("spooled");
+  try {
+    await spool.store(packed.envelope, packed.body, within, delaySeconds);
+    return tunnelAnswer("spooled");
+  } catch (error) {
+    return clientFault() ? tunnelAnswer(earlyEnd("receiving", deadline)) : lost(error);
+  }
 }
 
 /**
  * The chunks already read, then the rest of the body: the whole body again, as a stream of the
  * declared length. A body that ends short or runs long errors the stream, so R2 stores nothing;
- * `clientFailed` then tells a client's failure from the store's.
+ * `clientFailed` then tells a client's failure from the store's, and `sent` a body that came whole.
  */
-function prefixed(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, length: number): { stream: ReadableStream<Uint8Array>; clientFailed: () => boolean } {
+function prefixed(
+  consumed: readonly BodyChunk[],
+  rest: ReadableStream<BodyChunk>,
+  length: number,
+): { stream: ReadableStream<Uint8Array>; clientFailed: () => boolean; sent: () => boolean } {
   const { readable, writable } = new FixedLengthStream(length);
   let clientFailed = false;
+  let sent = false;
   // Read by script rather than piped natively: this path runs only while Sentry is down.
   const watched = readByScript(rest, () => (clientFailed = true));
-  pipeAfter(consumed, watched, writable).catch((error: unknown) => writable.abort(error).catch(() => {}));
-  return { stream: readable, clientFailed: () => clientFailed };
+  pipeAfter(consumed, watched, writable).then(
+    () => (sent = true),
+    (error: unknown) => writable.abort(error).catch(() => {}),
+  );
+  return { stream: readable, clientFailed: () => clientFailed, sent: () => sent };
 }

@@ -20,6 +20,8 @@ export interface TunnelLogLine {
   bytes: number | null;
   upstream_status: number | null;
   duration_ms: number;
+  /** On a `spool_unavailable`: the spool's binding that failed or did not answer (`TUNNEL_SPOOL`, `spool.bucket`). */
+  binding?: string;
   /**
    * The identical lines held back before this one, at most one being written per window of the
    * limiter's period: on a refusal's line (`rejected`), the same client's refusals of that reason;
@@ -75,6 +77,7 @@ export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: n
     bytes: facts.bytes,
     upstream_status: facts.upstreamStatus,
     duration_ms: now() - receivedAt,
+    ...(answer.binding === undefined ? {} : { binding: answer.binding }),
   };
   if (line.outcome === "rejected") repeated.say(client, `${line.kind} ${line.reason} ${line.status}`, line);
   // While Sentry is down, every envelope stored unasked is the same news: no client's, but its

@@ -6,6 +6,7 @@ import type { TunnelQuery } from "../request/query.ts";
 import { queryOf } from "../upstream/ingest.ts";
 import { wholeBody, type BodyChunk } from "../shared/body.ts";
 import { earlyEnd, type Deadline, type EarlyEnd } from "../shared/deadline.ts";
+import { readInHand, type InHandBudget } from "../spool/in-hand.ts";
 
 /** An envelope whose header line passed every check, and what its delivery needs. */
 export interface ReceivedEnvelope {
@@ -42,11 +43,8 @@ interface ReceiveParts {
   maxEnvelopeBytes: number;
   allowList: DsnAllowList;
   inflate: ScanCompressed | undefined;
-  /**
-   * With a spool: reserves memory for a body of `length` to be read whole, and returns what gives it
-   * back, or `undefined` when there is none to spare.
-   */
-  holdWhole: ((length: number) => (() => void) | undefined) | undefined;
+  /** With a spool: the memory it keeps in hand, in which a large body of declared length is read whole. */
+  inHand: InHandBudget | undefined;
 }
 
 /**
@@ -54,18 +52,12 @@ interface ReceiveParts {
  * deadline and no further, and the DSN it names. The query the envelope passed by is replaced by
  * the DSN's project, which is where it goes.
  */
-export async function receiveEnvelope(request: Request, deadline: Deadline, { maxEnvelopeBytes, allowList, inflate, holdWhole }: ReceiveParts): Promise<Reception> {
+export async function receiveEnvelope(request: Request, deadline: Deadline, { maxEnvelopeBytes, allowList, inflate, inHand }: ReceiveParts): Promise<Reception> {
   const declaredLength = request.headers.get("content-length") ?? "";
   const contentLength = /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : undefined;
   if (contentLength !== undefined && contentLength > maxEnvelopeBytes) return { ok: false, answer: tunnelAnswer("envelope_too_large"), bytes: contentLength };
-  // With a spool, a larger body is held whole too: it goes to Sentry in one native call, and is
-  // stored whole if Sentry fails under it (decision 041).
   const small = contentLength !== undefined && contentLength <= SMALL_BODY_BYTES;
-  const release = contentLength !== undefined && !small ? holdWhole?.(contentLength) : undefined;
-  const refused = (code: TunnelAnswerCode, bytes = contentLength ?? null): Reception => {
-    release?.();
-    return { ok: false, answer: tunnelAnswer(code), bytes };
-  };
+  const refused = (code: TunnelAnswerCode, bytes = contentLength ?? null): Reception => ({ ok: false, answer: tunnelAnswer(code), bytes });
   // A coding that is no coding is read as none, as Relay does, if the header line then reads.
   const declared = contentEncodingOf(request.headers);
   const assumedIdentity = declared === undefined && isUnrecognisedCoding(request.headers);
@@ -73,13 +65,26 @@ export async function receiveEnvelope(request: Request, deadline: Deadline, { ma
   if (!encoding) return refused("unsupported_encoding");
   if (!request.body || contentLength === 0) return refused("empty_envelope");
 
-  const read = await readHead(request, request.body, small || release !== undefined, { encoding, inflate }, deadline);
+  const read = await readHead(request, request.body, small, { encoding, inflate }, deadline);
   if (!read.ok) return refused(assumedIdentity && !CLIENT_FAULTS.has(read.reason) ? "unsupported_encoding" : read.reason);
-  const { head } = read;
+  let { head } = read;
   if (head.consumedBytes > maxEnvelopeBytes) return refused("envelope_too_large", head.consumedBytes);
 
   const verdict = checkEnvelopeDsn(head.dsn, allowList);
   if (!verdict.ok) return refused(verdict.reason, head.consumedBytes);
+  // With a spool, a larger body of declared length is held whole too, as its bytes come: it goes to
+  // Sentry in one native call, and is stored whole if Sentry fails under it (decisions 041, 043).
+  let release: (() => void) | undefined;
+  if (inHand && !small && contentLength !== undefined && contentLength <= inHand.ceiling && !head.ended) {
+    try {
+      const held = await readInHand(request.body, head.consumedBytes, contentLength, inHand, (work) => deadline.race(work));
+      release = held.release;
+      const consumedBytes = held.chunks.reduce((total, chunk) => total + chunk.byteLength, head.consumedBytes);
+      head = { ...head, consumed: [...head.consumed, ...held.chunks], consumedBytes, ended: held.whole };
+    } catch {
+      return refused(earlyEnd("receiving", deadline), head.consumedBytes);
+    }
+  }
   const { dsn, upstreamUrl } = verdict.allowed;
   const envelope = { body: request.body, head, dsn, encoding, contentLength, upstreamUrl, release };
   return { ok: true, envelope, query: queryOf(verdict.allowed), bytes: head.consumedBytes };

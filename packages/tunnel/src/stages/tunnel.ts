@@ -22,8 +22,8 @@ export interface TunnelParts {
   forwardReport: CspParts["forward"] | undefined;
   /** The scan of a compressed body's header line, when the tunnel was given `compressedBodies`. */
   inflate: CompressedParts["scan"] | undefined;
-  /** The spool's reservation of memory for a large body read whole, when the tunnel was given one. */
-  holdWhole: SpoolParts["holdWhole"] | undefined;
+  /** The memory the spool keeps in hand, in which a large body is read whole, when the tunnel was given one. */
+  inHand: SpoolParts["inHand"] | undefined;
   maxEnvelopeBytes: number;
   timeoutMs: number;
   /** A bug in the tunnel itself; the client gets a 500 either way. */

@@ -10,7 +10,8 @@ import { forwardWhole } from "./forward.ts";
  * Why the edge dropped an envelope on its own account, in the SDKs' own words, so that Sentry's
  * Stats page shows it beside what the SDKs drop:
  * - `ratelimit_backoff`: Sentry's rate limit, held at the edge without calling Sentry;
- * - `network_error`: Sentry could not take it for 24 hours (expired);
+ * - `network_error`: Sentry could not take it for 24 hours (expired), or could not take it now and
+ *   the spool could not store it (`spool_unavailable`);
  * - `queue_overflow`: over the spool's byte budget;
  * - `buffer_overflow`: Sentry failed under a streaming body larger than the spool keeps in hand;
  * - `send_error`: its DSN is no longer allowed (counted in the app's own project);
