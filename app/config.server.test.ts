@@ -4,7 +4,6 @@ import { describe, expect, it } from "vitest";
 import { appTunnel } from "../worker/app-tunnel";
 import { wranglerWorker } from "../scripts/wrangler-config";
 import { ConfigError, readConfig } from "./config.server";
-import { LIST_WATCH_CRON } from "../worker/operator-monitors";
 
 describe("readConfig", () => {
   it("has working defaults for an empty environment", () => {
@@ -93,11 +92,7 @@ describe("wrangler.toml", () => {
     expect(Object.keys(declared.ratelimits).sort()).toEqual(["TUNNEL_RATE_LIMITER", "TUNNEL_SPOOL_CLIENT_BUDGET", "TUNNEL_SPOOL_TOTAL_BUDGET"]);
   });
 
-  it("runs the list watch on a Cron Trigger of its own, which scheduled() knows by its cron, and binds the assets whose scripts it checks", () => {
-    expect(declared.crons).toContain(LIST_WATCH_CRON);
-    expect(declared.crons.filter((cron) => cron !== LIST_WATCH_CRON)).toHaveLength(1);
-    expect(declared.assetsBinding).toBe("ASSETS");
-    // Off as shipped: it fetches lists from outside, which an operator turns on for their host.
-    expect(readConfig(vars).watch).toBeUndefined();
+  it("declares one Cron Trigger, the spool's heartbeat: the ad-block lists are watched beside the Worker, not in it", () => {
+    expect(declared.crons).toEqual(["*/5 * * * *"]);
   });
 });

@@ -1,5 +1,4 @@
 import { dsnFacts, variableReader, type TunnelEnv } from "@edge-monitoring/tunnel";
-import { readWatchSettings, type WatchSettings, type WatchVariables } from "@edge-monitoring/list-watch";
 
 export { ConfigError } from "@edge-monitoring/tunnel";
 
@@ -8,8 +7,6 @@ export interface AppConfig {
   sentry: SentryConfig;
   /** Development and tests: where the tunnel and the Worker's SDK send instead of Sentry (`TUNNEL_UPSTREAM_ORIGIN`). */
   upstreamOrigin: string | undefined;
-  /** The ad-block list watch of the Worker's Cron Trigger; `undefined` while `TUNNEL_WATCH` is off. */
-  watch: WatchSettings | undefined;
   /**
    * Whether `/sentry-example-page` and its loader page exist. They make the Worker report to Sentry
    * on request, so in production they are off unless the operator turns them on.
@@ -36,7 +33,6 @@ export interface SentryConfig {
 
 /** The variables this module reads besides the tunnel's; the rest of `env` (bindings) is not its concern. */
 export type ConfigEnv = Pick<TunnelEnv, "SENTRY_DSN" | "SENTRY_ENVIRONMENT" | "TUNNEL_UPSTREAM_ORIGIN"> &
-  WatchVariables &
   Partial<Pick<Env, "SENTRY_TRACES_SAMPLE_RATE" | "SENTRY_TRACE_PROPAGATION_TARGETS" | "SENTRY_SELF_TEST" | "CSP_CONNECT_ORIGINS">>;
 
 /**
@@ -64,6 +60,5 @@ export function readConfig(env: ConfigEnv): AppConfig {
       workerEnvelopeUrl: upstreamOrigin ? ownDsn?.envelopeUrl : undefined,
     },
     upstreamOrigin,
-    watch: readWatchSettings(env),
   };
 }

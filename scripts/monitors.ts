@@ -6,7 +6,7 @@
 // - an uptime monitor that POSTs an envelope holding only an empty client report through the
 //   route the pages post to, at the site's public origin, and fails on anything but a 2xx;
 // - the cron monitor the spool's heartbeat checks in to, on the Cron Trigger that runs it (every
-//   one of wrangler.toml's but the list watch's), when wrangler.toml binds a spool at all.
+//   wrangler.toml's), when wrangler.toml binds a spool at all.
 // Run it again after any change: it finds both by name and updates them. `--try` sends the probe's
 // envelope once to a running app instead, with the variables `npm start` gives it (there, it lands
 // in Spotlight).
@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, createTunnel, optionsFromEnv, type TunnelEnv } from "@edge-monitoring/tunnel";
 
 import { PLACEHOLDER_DSN } from "../app/monitoring/local-defaults.ts";
-import { LIST_WATCH_CRON, PROBE_MONITOR_NAME, probeEnvelope, SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "../worker/operator-monitors.ts";
+import { PROBE_MONITOR_NAME, probeEnvelope, SPOOL_MONITOR_SLUG, spoolMonitorConfig } from "../worker/operator-monitors.ts";
 import { boundedText, printableLine } from "./api-answer.ts";
 import { localVariables } from "./local-settings.ts";
 import { wranglerWorker } from "./wrangler-config.ts";
@@ -77,8 +77,8 @@ async function main(): Promise<void> {
   }
   const interval = Number(values.interval);
   if (!INTERVALS.includes(interval)) throw new Refusal(`--interval must be one of Sentry's uptime intervals: ${INTERVALS.join(", ")} seconds`);
-  // The Worker's scheduled() runs the heartbeat for every trigger but the watch's.
-  const cron = declared.crons.find((each) => each !== LIST_WATCH_CRON);
+  // The Worker's scheduled() runs the heartbeat on its trigger.
+  const [cron] = declared.crons;
   const spoolBound = "TUNNEL_SPOOL" in declared.queueProducers;
   if (spoolBound && !cron) throw new Refusal("wrangler.toml binds a spool but has no Cron Trigger for its heartbeat in [triggers] crons: its cron monitor would only ever miss");
 

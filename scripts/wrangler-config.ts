@@ -18,7 +18,6 @@ export interface DeclaredWorker {
   queueConsumers: Record<string, { maxBatchSize?: number; maxBatchTimeout?: number; maxRetries?: number; deadLetterQueue?: string }>;
   r2Buckets: Record<string, string>;
   analyticsEngineDatasets: Record<string, { dataset: string }>;
-  assetsBinding: string | undefined;
   /** `[triggers] crons`. */
   crons: string[];
 }
@@ -35,7 +34,6 @@ interface WranglerConfig {
   };
   r2_buckets: { binding: string; bucket_name?: string }[];
   analytics_engine_datasets: { binding: string; dataset?: string }[];
-  assets?: { binding?: string };
   triggers: { crons?: string[] };
 }
 
@@ -56,7 +54,6 @@ export function wranglerWorker(configPath = "wrangler.toml", environment?: strin
     ),
     r2Buckets: Object.fromEntries(config.r2_buckets.map(({ binding, bucket_name }) => [binding, bucket_name ?? binding])),
     analyticsEngineDatasets: Object.fromEntries(config.analytics_engine_datasets.map(({ binding, dataset }) => [binding, { dataset: dataset ?? binding }])),
-    assetsBinding: config.assets?.binding,
     crons: config.triggers.crons ?? [],
   };
 }

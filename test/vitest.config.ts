@@ -16,7 +16,7 @@ const ONE_BROWSER_AT_A_TIME = {
 };
 
 /**
- * Three layers: unit tests beside the code they test, in Node (the list watch's among them), and the tunnel package's in workerd
+ * Three layers: unit tests beside the code they test, in Node, and the tunnel package's in workerd
  * where its code depends on workerd (its own projects, `packages/tunnel/vitest.config.ts`); Worker
  * tests against `build/` in workerd; browser tests in Chromium against `wrangler dev`. `npm test`
  * builds first.
@@ -39,7 +39,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["app/**/*.test.ts", "worker/**/*.test.ts", "scripts/**/*.test.ts", ".ci/**/*.test.ts", "test/support/**/*.test.ts", "packages/list-watch/**/*.test.ts"],
+          include: ["app/**/*.test.ts", "worker/**/*.test.ts", "scripts/**/*.test.ts", ".ci/**/*.test.ts", "test/support/**/*.test.ts"],
           environment: "node",
           sequence: { groupOrder: 1 },
         },

@@ -13,10 +13,6 @@ import { appPathsOf } from "./page-paths";
 import { workerReporting } from "./reporting";
 import { reportTunnelBug } from "./report-tunnel-bug";
 import { checkInSpool } from "./spool-heartbeat";
-import { watchLists } from "./list-watch";
-import { pageScripts } from "./page-scripts";
-import { LIST_WATCH_CRON } from "./operator-monitors";
-import { memoryListStore, r2ListStore } from "@edge-monitoring/list-watch";
 
 /**
  * Read when the isolate starts rather than per request: a wrong setting stops `wrangler dev` and
@@ -37,9 +33,6 @@ const tunnel = appTunnel(startupEnv, appPathsOf(build as unknown as ServerBuild)
 const reporting = workerReporting(config, tunnel.clientShare);
 const { clientMayReport } = reporting;
 
-/** Where the list watch keeps its lists' last reads when no spool bucket is bound: this isolate's memory. */
-const isolateListStore = memoryListStore();
-
 // Said once per isolate, so that an operator sees a missing spool before an outage does, and can
 // confirm from the logs what the pages post to and what else is still served.
 console.log(
@@ -53,11 +46,6 @@ console.log(
           ? `elsewhere: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}, but every envelope and the Worker's own events go to ${config.upstreamOrigin} (TUNNEL_UPSTREAM_ORIGIN), not to Sentry`
           : `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`,
     ...tunnel.describe(),
-    list_watch: config.watch
-      ? `on: every 6 hours (${LIST_WATCH_CRON}), ${config.watch.lists.length} lists asked about ${config.watch.host}; check-ins to tunnel-blocklists`
-      : startupEnv.TUNNEL_WATCH_HOST
-        ? "off: TUNNEL_WATCH_HOST is set, but TUNNEL_WATCH is not on"
-        : "off: TUNNEL_WATCH=on (with TUNNEL_WATCH_HOST) watches the ad-block lists for rules against this site's monitoring",
     self_test: config.selfTest
       ? "on: /sentry-example-page reports to Sentry on request, within the per-client limit (SENTRY_SELF_TEST=off turns it off)"
       : "off: /sentry-example-page answers 404 (SENTRY_SELF_TEST=on turns it on)",
@@ -77,20 +65,8 @@ const app = withSentry(reporting.options, {
     });
   },
   // Sentry's wrapper reads the environment and the context, which the heartbeat itself does not.
-  // The watch's own trigger runs the watch (nothing while it is off); every other, the heartbeat.
-  scheduled(controller: ScheduledController, env: Env, _ctx: ExecutionContext) {
-    if (controller.cron !== LIST_WATCH_CRON) return checkInSpool(tunnel, controller.cron);
-    if (!config.watch) return;
-    return watchLists(
-      {
-        settings: config.watch,
-        tunnel,
-        scripts: () => pageScripts(env.ASSETS, build.assets),
-        // The spool's bucket keeps each list's last read for the next run's conditional request.
-        store: env.TUNNEL_SPOOL_BUCKET ? r2ListStore(env.TUNNEL_SPOOL_BUCKET) : isolateListStore,
-      },
-      controller.cron,
-    );
+  scheduled(controller: ScheduledController, _env: Env, _ctx: ExecutionContext) {
+    return checkInSpool(tunnel, controller.cron);
   },
 } satisfies ExportedHandler<Env>);
 
@@ -111,7 +87,7 @@ export default {
     return tunnel.queue(batch);
   },
   scheduled(controller, env, ctx) {
-    // The spool's heartbeat and the list watch ([triggers] in wrangler.toml), under the SDK so that their check-ins are sent.
+    // The spool's heartbeat ([triggers] in wrangler.toml), under the SDK so that its check-ins are sent.
     return app.scheduled!(controller, env, ctx);
   },
 } satisfies ExportedHandler<Env>;

@@ -1,6 +1,6 @@
 // The Sentry monitors that tell an operator the tunnel stopped delivering without anyone looking:
-// the Worker's two Cron Triggers check in to the cron monitors, `npm run monitors` creates the
-// spool's and the uptime probe.
+// the Worker's Cron Trigger checks in to the spool's cron monitor, `npm run monitors` creates it and
+// the uptime probe. The ad-block lists' monitor is the scheduled workflow's (.github/workflows/blockers.yml).
 import { createClientReportEnvelope, serializeEnvelope, type MonitorConfig } from "@sentry/core";
 
 /** The cron monitor the spool's heartbeat (the Worker's Cron Trigger) checks in to. */
@@ -12,24 +12,6 @@ export const SPOOL_MONITOR_SLUG = "tunnel-spool";
  */
 export function spoolMonitorConfig(cron: string): MonitorConfig {
   return { schedule: { type: "crontab", value: cron }, checkinMargin: 5, maxRuntime: 1, timezone: "Etc/UTC", failureIssueThreshold: 1, recoveryThreshold: 1 };
-}
-
-/** The cron monitor the ad-block list watch (`TUNNEL_WATCH=on`) checks in to. */
-export const LIST_WATCH_MONITOR_SLUG = "tunnel-blocklists";
-
-/**
- * The watch's Cron Trigger in `wrangler.toml`, by which `scheduled()` tells it from the spool's
- * heartbeat (a test holds the two equal): every 6 hours, at a minute the heartbeat never runs and
- * off the hour, when list servers are busiest.
- */
-export const LIST_WATCH_CRON = "17 */6 * * *";
-
-/**
- * The watch's monitor: a run fetches seven lists, so it may take minutes; a missed run alerts after
- * an hour's grace, one `error` opens an issue, and one `ok` resolves it.
- */
-export function listWatchMonitorConfig(cron: string): MonitorConfig {
-  return { schedule: { type: "crontab", value: cron }, checkinMargin: 60, maxRuntime: 15, timezone: "Etc/UTC", failureIssueThreshold: 1, recoveryThreshold: 1 };
 }
 
 /**

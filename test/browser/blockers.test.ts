@@ -5,7 +5,7 @@ import type { Browser, Page } from "playwright-core";
 import { getTunnelPath } from "sentry-core-11";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
-import { loadFilterEngines, type BlockerRequest, type FilterEngines } from "@edge-monitoring/list-watch/lists";
+import { loadFilterEngines, type BlockerRequest, type FilterEngines } from "../../scripts/filter-lists";
 import { launchChromium, newVisitor } from "../support/chromium";
 import { FakeIngest } from "../support/fake-ingest";
 import { startTogether } from "../support/start-together";

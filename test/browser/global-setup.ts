@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
-import { BUNDLED_LISTS } from "@edge-monitoring/list-watch/lists";
+import { BUNDLED_LISTS } from "../../scripts/filter-lists";
 import { CHROMIUM_PATH } from "../support/chromium";
 
 /** Debian's packages the browser tests need, and a file each installs. */

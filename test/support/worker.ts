@@ -84,7 +84,7 @@ export async function startWorker(vars: Record<string, string> = {}, options: Wo
           queueConsumers: Object.fromEntries(Object.entries(declared.queueConsumers).map(([queue, consumer]) => [queue, { ...consumer, maxBatchTimeout: 1 }])),
           r2Buckets: declared.r2Buckets,
         }),
-    assets: { directory: `${root}public`, binding: declared.assetsBinding, routerConfig: { has_user_worker: true } },
+    assets: { directory: `${root}public`, routerConfig: { has_user_worker: true } },
     ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
   });
   return {

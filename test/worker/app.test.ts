@@ -76,10 +76,6 @@ describe("configuration", () => {
     await expect(startWorker({ TUNNEL_MAX_ENVELOPE_BYTES: "lots" })).rejects.toThrow(/TUNNEL_MAX_ENVELOPE_BYTES/);
   });
 
-  it("refuses to start with the list watch on and no host to ask the lists about", async () => {
-    await expect(startWorker({ TUNNEL_WATCH: "on" })).rejects.toThrow(/TUNNEL_WATCH_HOST must be set while TUNNEL_WATCH is on/);
-  });
-
   it("says when its DSN is npm start's local placeholder, and links the self-test to Spotlight's Errors view", async () => {
     const worker = await startWorker({ SENTRY_DSN: PLACEHOLDER_DSN, SENTRY_ENVIRONMENT: "development", TUNNEL_UPSTREAM_ORIGIN: "http://localhost:8969" });
     try {

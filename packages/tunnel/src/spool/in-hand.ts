@@ -89,13 +89,16 @@ export async function readInHand(
   return { chunks, whole: bytes === length, release };
 }
 
+/** workerd's BYOB reader, whose `readAtLeast` fills a buffer of ours in one call (the DOM's typings lack it). */
+type WorkerdByteReader = { readAtLeast<View extends ArrayBufferView>(min: number, view: View): Promise<ReadableStreamReadResult<View>> };
+
 /** A reader of `bytes` at a time: in one native call where the stream is a byte stream, else a chunk at a time. */
 function sliceReaderOf(body: ReadableStream<BodyChunk>): Pick<ReadableStreamDefaultReader, "cancel" | "releaseLock"> & {
   read(bytes: number): Promise<ReadableStreamReadResult<Uint8Array>>;
 } {
-  let byteReader: ReadableStreamBYOBReader;
+  let byteReader: ReadableStreamBYOBReader & WorkerdByteReader;
   try {
-    byteReader = body.getReader({ mode: "byob" });
+    byteReader = body.getReader({ mode: "byob" }) as typeof byteReader;
   } catch {
     const reader = body.getReader();
     return { read: () => reader.read(), cancel: (reason) => reader.cancel(reason), releaseLock: () => reader.releaseLock() };
