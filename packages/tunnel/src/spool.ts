@@ -15,7 +15,7 @@ import { deferralSeconds } from "./spool/decision.ts";
 import { SPOOL_DEFAULTS } from "./spool/defaults.ts";
 import { spoolHeartbeat } from "./spool/heartbeat.ts";
 import { checkedQueues, claimQueues } from "./spool/queues.ts";
-import { InHandBudget } from "./spool/in-hand.ts";
+import { InHandBudget, readInHand } from "./spool/in-hand.ts";
 import { createSpoolRecorder } from "./spool/record.ts";
 import { createSpool, type SpoolQueue } from "./spool/store.ts";
 import { consumerBreakersFor, upstreamStateOf } from "./upstream/state.ts";
@@ -166,7 +166,7 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
         deferral: (failingForMs) => deferralSeconds(failingForMs, policy, random),
       },
     }),
-    inHand,
+    readRest: (...rest) => readInHand(inHand, ...rest),
     queue: queues.queue,
     deadLetterQueue: queues.deadLetterQueue,
     consume: createSpoolConsumer(consumerSettings, { queue, bucket, allowList, limits, breakers, reports, record, now, random, fetch }),

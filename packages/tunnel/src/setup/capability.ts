@@ -6,7 +6,7 @@ import type { UnversionedLine } from "../stages/log-line.ts";
 import type { Deadline } from "../shared/deadline.ts";
 import type { ScanCompressed } from "../envelope/head.ts";
 import type { SpoolHeartbeatLine } from "../spool/heartbeat.ts";
-import type { InHandBudget } from "../spool/in-hand.ts";
+import type { ReadRest } from "../spool/in-hand.ts";
 import type { DsnAllowList } from "../upstream/allow-list.ts";
 import type { ClientReports } from "../upstream/client-reports.ts";
 
@@ -31,8 +31,8 @@ export interface CoreParts {
 export interface SpoolParts {
   /** Its part of the live path: Sentry's limits, the breaker, and what is stored when Sentry cannot take it. */
   keeper: Keeper;
-  /** The memory kept in hand, in which a large body is read whole, so that it can be stored if Sentry fails under it (`receive.ts`). */
-  inHand: InHandBudget;
+  /** Reads a large body whole in the memory kept in hand, so that it can be stored if Sentry fails under it (`receive.ts`). */
+  readRest: ReadRest;
   queue: string;
   deadLetterQueue: string;
   consume: (batch: MessageBatch<unknown>) => Promise<void>;

@@ -168,7 +168,7 @@ function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts
     recorder: { log, repeated: new RepeatedLines<TunnelLogLine>(settings.rateLimitPeriodSeconds, log, now), analytics: core.analytics, now },
     forwardReport: csp?.forward,
     inflate: compressed?.scan,
-    inHand: spool?.inHand,
+    readRest: spool?.readRest,
     maxEnvelopeBytes: settings.maxEnvelopeBytes,
     timeoutMs: settings.timeoutMs,
     reportError: runtime.reportError ?? (() => {}),

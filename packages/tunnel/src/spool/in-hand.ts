@@ -43,22 +43,27 @@ export interface HeldRest {
   release: () => void;
 }
 
+/** {@link readInHand} over one tunnel's budget: what the spool gives the receiving stage. */
+export type ReadRest = (body: ReadableStream<BodyChunk>, from: number, length: number, race: <T>(read: Promise<T>) => Promise<T>) => Promise<HeldRest | undefined>;
+
 /**
  * The rest of a body of declared `length`, of which `from` bytes are already read, read into
  * memory a slice at a time, each reserved in `budget` before it is read (decision 043): what a body
  * holds follows the bytes that came, so a client that declares 16 MiB and sends nothing holds
  * nothing, and one that stalls holds what it sent and one slice more. A request's own body, a byte
  * stream, is read natively, a slice a call; one a script made, a chunk a call. Where the budget has
- * no more room the read stops, not whole, and the rest streams as it comes. Each read is bounded by
- * `race`; when one fails, the reservation is given back and the error rethrown.
+ * no more room the read stops, not whole, and the rest streams as it comes; a body over the ceiling
+ * is not read here at all (`undefined`). Each read is bounded by `race`; when one fails, the
+ * reservation is given back and the error rethrown.
  */
 export async function readInHand(
+  budget: InHandBudget,
   body: ReadableStream<BodyChunk>,
   from: number,
   length: number,
-  budget: InHandBudget,
   race: <T>(read: Promise<T>) => Promise<T>,
-): Promise<HeldRest> {
+): Promise<HeldRest | undefined> {
+  if (length > budget.ceiling) return undefined;
   let reserved = 0;
   const release = () => {
     budget.release(reserved);

@@ -60,7 +60,7 @@ async function send({ fetch, reports = { count: () => {}, flush: async () => {} 
     });
     const deadline = new Deadline(5_000);
     try {
-      const received = await receiveEnvelope(request, deadline, { maxEnvelopeBytes: settings.maxEnvelopeBytes, allowList, inflate: undefined, inHand: undefined });
+      const received = await receiveEnvelope(request, deadline, { maxEnvelopeBytes: settings.maxEnvelopeBytes, allowList, inflate: undefined, readRest: undefined });
       if (!received.ok) throw new Error(`refused: ${received.answer.code}`);
       return await deliver(received.envelope, request.headers, deadline, delivery, Date.now());
     } finally {

@@ -10,7 +10,7 @@ import { compileAllowList } from "../upstream/allow-list.ts";
 import { OTHER_TEST_DSN, TEST_DSN } from "../testing/harness.ts";
 
 const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_DSNS: OTHER_TEST_DSN, TUNNEL_MAX_ENVELOPE_BYTES: "1000" });
-const parts = { maxEnvelopeBytes: settings.maxEnvelopeBytes, allowList: compileAllowList(settings.allowedDsns, undefined), inflate: scanCompressedHead, inHand: undefined };
+const parts = { maxEnvelopeBytes: settings.maxEnvelopeBytes, allowList: compileAllowList(settings.allowedDsns, undefined), inflate: scanCompressedHead, readRest: undefined };
 const envelope = (dsn: string) => Buffer.from(`${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`);
 
 async function receive(body: Uint8Array, headers: Record<string, string> = {}) {

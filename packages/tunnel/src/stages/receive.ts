@@ -2,11 +2,11 @@ import { tunnelAnswer, type Answer, type TunnelAnswerCode } from "./answers.ts";
 import { contentEncodingOf, isUnrecognisedCoding, type ContentEncoding } from "../request/content-encoding.ts";
 import { checkEnvelopeDsn, type DsnAllowList } from "../upstream/allow-list.ts";
 import { readEnvelopeHead, type EnvelopeHead, type HeadResult, type ScanCompressed } from "../envelope/head.ts";
+import type { SpoolParts } from "../setup/capability.ts";
 import type { TunnelQuery } from "../request/query.ts";
 import { queryOf } from "../upstream/ingest.ts";
 import { wholeBody, type BodyChunk } from "../shared/body.ts";
 import { earlyEnd, type Deadline, type EarlyEnd } from "../shared/deadline.ts";
-import { readInHand, type InHandBudget } from "../spool/in-hand.ts";
 
 /** An envelope whose header line passed every check, and what its delivery needs. */
 export interface ReceivedEnvelope {
@@ -43,8 +43,8 @@ interface ReceiveParts {
   maxEnvelopeBytes: number;
   allowList: DsnAllowList;
   inflate: ScanCompressed | undefined;
-  /** With a spool: the memory it keeps in hand, in which a large body of declared length is read whole. */
-  inHand: InHandBudget | undefined;
+  /** With a spool: reads the rest of a large body of declared length whole, in the memory it keeps in hand (`readInHand`). */
+  readRest: SpoolParts["readRest"] | undefined;
 }
 
 /**
@@ -52,7 +52,7 @@ interface ReceiveParts {
  * deadline and no further, and the DSN it names. The query the envelope passed by is replaced by
  * the DSN's project, which is where it goes.
  */
-export async function receiveEnvelope(request: Request, deadline: Deadline, { maxEnvelopeBytes, allowList, inflate, inHand }: ReceiveParts): Promise<Reception> {
+export async function receiveEnvelope(request: Request, deadline: Deadline, { maxEnvelopeBytes, allowList, inflate, readRest }: ReceiveParts): Promise<Reception> {
   const declaredLength = request.headers.get("content-length") ?? "";
   const contentLength = /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : undefined;
   if (contentLength !== undefined && contentLength > maxEnvelopeBytes) return { ok: false, answer: tunnelAnswer("envelope_too_large"), bytes: contentLength };
@@ -75,12 +75,14 @@ export async function receiveEnvelope(request: Request, deadline: Deadline, { ma
   // With a spool, a larger body of declared length is held whole too, as its bytes come: it goes to
   // Sentry in one native call, and is stored whole if Sentry fails under it (decisions 041, 043).
   let release: (() => void) | undefined;
-  if (inHand && !small && contentLength !== undefined && contentLength <= inHand.ceiling && !head.ended) {
+  if (readRest && !small && contentLength !== undefined && !head.ended) {
     try {
-      const held = await readInHand(request.body, head.consumedBytes, contentLength, inHand, (work) => deadline.race(work));
-      release = held.release;
-      const consumedBytes = held.chunks.reduce((total, chunk) => total + chunk.byteLength, head.consumedBytes);
-      head = { ...head, consumed: [...head.consumed, ...held.chunks], consumedBytes, ended: held.whole };
+      const held = await readRest(request.body, head.consumedBytes, contentLength, (work) => deadline.race(work));
+      if (held) {
+        release = held.release;
+        const consumedBytes = held.chunks.reduce((total, chunk) => total + chunk.byteLength, head.consumedBytes);
+        head = { ...head, consumed: [...head.consumed, ...held.chunks], consumedBytes, ended: held.whole };
+      }
     } catch {
       return refused(earlyEnd("receiving", deadline), head.consumedBytes);
     }

@@ -22,8 +22,8 @@ export interface TunnelParts {
   forwardReport: CspParts["forward"] | undefined;
   /** The scan of a compressed body's header line, when the tunnel was given `compressedBodies`. */
   inflate: CompressedParts["scan"] | undefined;
-  /** The memory the spool keeps in hand, in which a large body is read whole, when the tunnel was given one. */
-  inHand: SpoolParts["inHand"] | undefined;
+  /** The spool's read of a large body whole, in the memory it keeps in hand, when the tunnel was given one. */
+  readRest: SpoolParts["readRest"] | undefined;
   maxEnvelopeBytes: number;
   timeoutMs: number;
   /** A bug in the tunnel itself; the client gets a 500 either way. */
