@@ -95,12 +95,12 @@ describe("npm run deploy, before anything is uploaded", { timeout: 120_000 }, ()
     // Wrangler's environments do not inherit [vars]: the staging section's are the ones deployed.
     const config = join(root, ".cache/wrangler-with-env.toml");
     mkdirSync(join(root, ".cache"), { recursive: true });
-    writeFileSync(config, `${readFileSync(join(root, "wrangler.toml"), "utf8")}\n[env.staging.vars]\nTUNNEL_TIMEOUT_MS = "soon"\n`);
+    writeFileSync(config, `${readFileSync(join(root, "wrangler.toml"), "utf8")}\n[env.staging.vars]\nTUNNEL_UPSTREAM_ORIGIN = "soon"\n`);
     for (const args of [["--env", "staging"], ["--env=staging"], ["-e", "staging"]]) {
       const { status, lines } = await deploy([...args, "--config", config], { CLOUDFLARE_API_TOKEN: "token" });
       expect(status, args.join(" ")).toBe(1);
       // After wrangler's own warning that the section redeclares no bindings.
-      expect(lines, args.join(" ")).toContain('Configuration: TUNNEL_TIMEOUT_MS must be a whole number above 0, got "soon"');
+      expect(lines, args.join(" ")).toContain('Configuration: TUNNEL_UPSTREAM_ORIGIN must be an origin such as https://example.com, got "soon"');
     }
   });
 
@@ -176,7 +176,7 @@ describe("npm run deploy, before anything is uploaded", { timeout: 120_000 }, ()
     const bad = configWith((toml) => toml.replace('TUNNEL_TIMEOUT_MS = "30000"', "TUNNEL_TIMEOUT_MS = 0"));
     const { status, lines } = await deploy(["--config", bad, "--var", `SENTRY_DSN:${DSN}`], { CLOUDFLARE_API_TOKEN: "token" });
     expect(status).toBe(1);
-    expect(lines).toEqual(['Configuration: TUNNEL_TIMEOUT_MS must be a whole number above 0, got "0"', "Nothing was deployed or uploaded."]);
+    expect(lines).toEqual(['Configuration: TUNNEL_TIMEOUT_MS must be a whole number above 0, got 0', "Nothing was deployed or uploaded."]);
   });
 
   it("refuses a deploy whose configuration leaves the request limiter out, naming the binding", async () => {

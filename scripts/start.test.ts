@@ -58,7 +58,7 @@ describe("npm start and npm run dev, with a bad variable", () => {
 
   it.each([
     ["the KEY: value form of .dev.vars, which wrangler applies", "TUNNEL_TIMEOUT_MS: soon\n", undefined, 'TUNNEL_TIMEOUT_MS must be a whole number above 0, got "soon"'],
-    ["an unquoted number in [vars]", "", (toml: string) => toml.replace('TUNNEL_TIMEOUT_MS = "30000"', "TUNNEL_TIMEOUT_MS = 0"), 'TUNNEL_TIMEOUT_MS must be a whole number above 0, got "0"'],
+    ["an unquoted number in [vars]", "", (toml: string) => toml.replace('TUNNEL_TIMEOUT_MS = "30000"', "TUNNEL_TIMEOUT_MS = 0"), 'TUNNEL_TIMEOUT_MS must be a whole number above 0, got 0'],
     [
       "an unquoted number beside a bad value",
       "TUNNEL_ROUTE=/api/x/sentry\n",

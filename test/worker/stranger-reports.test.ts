@@ -288,7 +288,7 @@ describe("a Worker whose configuration leaves a limit out", () => {
     const unlimited = await startWorker({ SENTRY_DSN: APP_DSN, TUNNEL_RATE_LIMITING: "off" }, { without: ["TUNNEL_RATE_LIMITER", "TUNNEL_SPOOL_CLIENT_BUDGET", "TUNNEL_SPOOL_TOTAL_BUDGET"] });
     try {
       const start = unlimited.logs.find((line) => line.startsWith('{"event":"tunnel_start"'));
-      expect(JSON.parse(start!)).toMatchObject({ rate_limiter: "off: TUNNEL_RATE_LIMITING=off, so no client is held to a share" });
+      expect(JSON.parse(start!)).toMatchObject({ rate_limiter: "off: said on purpose, so no client is held to a share" });
     } finally {
       await unlimited.dispose();
     }

@@ -105,7 +105,7 @@ describe("the tunnel in the built Worker", () => {
     it("is written for what needs a look, not for an envelope Sentry took, and holds no DSN key, IP or cookie", async () => {
       // The start line says why an envelope Sentry took has no line, and how to have one.
       const start = worker.logs.find((line) => line.startsWith('{"event":"tunnel_start"'));
-      expect(JSON.parse(start!)).toMatchObject({ forwarded_lines: expect.stringMatching(/^off: .*TUNNEL_LOG_FORWARDED=on/) });
+      expect(JSON.parse(start!)).toMatchObject({ forwarded_lines: expect.stringMatching(/^off: .*TUNNEL_LOG_FORWARDED on logs it/) });
       worker.logs.length = 0;
       await worker.post(envelope(), { "cf-connecting-ip": "203.0.113.44", cookie: "session=log-secret" });
       await worker.post(envelope(), { "cf-connecting-ip": "203.0.113.44", cookie: "session=log-secret", origin: "https://evil.example" });

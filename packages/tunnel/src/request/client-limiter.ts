@@ -1,6 +1,12 @@
 import { LimitWindow } from "../shared/limit-window.ts";
 import { clientKey } from "./client-key.ts";
 
+/**
+ * The limiter binding's `period` in `wrangler.toml`, which the tunnel takes it to be: a limited
+ * client's `Retry-After`, and the window its repeated refusals share one log line in.
+ */
+export const LIMITER_PERIOD_SECONDS = 10;
+
 /** Whether a client (by its `CF-Connecting-IP`) may send one more request now. */
 export type ClientLimiter = (ip: string | null) => Promise<boolean>;
 

@@ -65,12 +65,6 @@ export interface CoreOptions {
    */
   timeoutMs?: number | undefined;
   /**
-   * The limiter's period in seconds: the `Retry-After` of a limited envelope, and the window in
-   * which a client's repeated refusals share one log line. Keep it equal to the binding's `period`.
-   * @default 10
-   */
-  limiterPeriodSeconds?: number | undefined;
-  /**
    * Workers Analytics Engine: one data point per request and spool outcome.
    * @default none: no data points, and every envelope Sentry took is logged instead
    */

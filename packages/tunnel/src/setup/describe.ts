@@ -1,5 +1,6 @@
 import type { SpoolParts } from "./capability.ts";
 import type { SettingNames } from "../shared/checks.ts";
+import { LIMITER_PERIOD_SECONDS } from "../request/client-limiter.ts";
 import { reportPathOf } from "../request/path.ts";
 import { tunnelUrlFor, type TunnelSettings } from "./settings.ts";
 
@@ -25,17 +26,6 @@ export interface TunnelDescription {
   forwarded_lines: string;
 }
 
-/**
- * How a setting was given the value said, in the words the operator used: `TUNNEL_LOG_FORWARDED=on`
- * for a Worker variable, `logForwarded: true` for an option. Limits are turned off by a variable of
- * their own (`limiterOff` names it), in code by `limiter: "off"`.
- */
-function setTo(names: SettingNames, option: "limiterOff" | "logForwarded", value: "on" | "off"): string {
-  const name = names(option);
-  if (name !== option) return `${name}=${value}`;
-  return option === "limiterOff" ? 'limiter: "off"' : `logForwarded: ${value === "on"}`;
-}
-
 /** The tunnel's part of the start line, for `settings` and what it was given; each setting named as it was given. */
 export function describeTunnel(
   settings: TunnelSettings,
@@ -52,13 +42,13 @@ export function describeTunnel(
       ? `elsewhere: ${names("upstreamOrigin")} sends every envelope to ${settings.upstreamOrigin}, not to Sentry; it is for development and tests`
       : "Sentry: each envelope to its DSN's own ingest",
     rate_limiter: settings.limiter
-      ? `on: ${names("limiter")} holds each client to its share, Retry-After ${settings.rateLimitPeriodSeconds} s; a call that fails refuses its request`
-      : `off: ${setTo(names, "limiterOff", "off")}, so no client is held to a share`,
+      ? `on: ${names("limiter")} holds each client to its share, Retry-After ${LIMITER_PERIOD_SECONDS} s; a call that fails refuses its request`
+      : "off: said on purpose, so no client is held to a share",
     spool: spool?.spool ?? "off: no spool, so envelopes Sentry cannot take now are lost",
     large_bodies: spool?.large_bodies ?? "off: no spool",
     compressed_bodies: given.compressed ? "on: gzip and deflate" : "off: an envelope sent compressed is refused, 415 unsupported_encoding",
     forwarded_lines: !settings.logForwarded
-      ? `off: an envelope Sentry took is counted in Analytics Engine, not logged; refusals, failures and the spool are (${setTo(names, "logForwarded", "on")} logs it)`
+      ? `off: an envelope Sentry took is counted in Analytics Engine, not logged; refusals, failures and the spool are (${names("logForwarded")} on logs it)`
       : settings.logForwardedAsked
         ? `on: every envelope Sentry took is logged too (${names("logForwarded")})`
         : `on: ${names("analytics")} is not given, so every envelope Sentry took is logged instead of counted`,

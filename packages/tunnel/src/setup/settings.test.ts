@@ -159,24 +159,6 @@ describe("readTunnelSettings: the routes, the DSNs and the origins", () => {
     expect(settings.allowedOrigins).toEqual(["https://a.example.com", "http://localhost:3000"]);
   });
 
-  it("refuses the timeout's old name rather than run on the default", () => {
-    expect(() => readTunnelSettings({ TUNNEL_UPSTREAM_TIMEOUT_MS: "5000" } as TunnelVariables)).toThrow(
-      "TUNNEL_TIMEOUT_MS replaces TUNNEL_UPSTREAM_TIMEOUT_MS, which is still set: rename it",
-    );
-  });
-
-  it("refuses the variables no longer read, naming each, rather than ignore them", () => {
-    expect(configRefusal(() => readTunnelSettings({ TUNNEL_RATE_LIMIT_PERIOD_SECONDS: "60" } as TunnelVariables))).toMatchObject({
-      variable: "TUNNEL_RATE_LIMIT_PERIOD_SECONDS",
-      message: expect.stringContaining("limiterPeriodSeconds: 60"),
-    });
-    const spoolBound = { TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_MAX_RETRIES: "3" } as TunnelVariables;
-    expect(configRefusal(() => tunnelFromEnv({ ...spoolBound, TUNNEL_RATE_LIMITING: "off" }))).toMatchObject({
-      variable: "TUNNEL_SPOOL_MAX_RETRIES",
-      message: expect.stringContaining("spool({ maxRetries })"),
-    });
-  });
-
   it("allows the app's own DSN and the extra ones, each in its canonical form, and takes a development origin", () => {
     const settings = readTunnelSettings({ SENTRY_DSN: TEST_DSN, TUNNEL_ALLOWED_DSNS: " https://k:legacysecret@sentry.example.com/7 , ", TUNNEL_UPSTREAM_ORIGIN: "http://127.0.0.1:8969" });
     expect(settings.allowedDsns.map((dsn) => dsn.text)).toEqual([TEST_DSN, "https://k@sentry.example.com/7"]);

@@ -31,8 +31,6 @@ export interface TunnelSettings {
   sentryPaths: readonly string[];
   /** The host's own paths, which no route shadows and the tunnel never answers. */
   hostPaths: readonly string[];
-  /** The limiter's period: how long a limited client is told to wait. */
-  rateLimitPeriodSeconds: number;
   /** The per-client limiter; `undefined` when the operator said `"off"`, and then no budget is asked either. */
   limiter: Limiter | undefined;
   /**
@@ -53,7 +51,6 @@ export interface TunnelSettings {
 
 const DEFAULT_MAX_ENVELOPE_BYTES = 20 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
-const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
 
 /**
  * The tunnel's settings, checked: throws a {@link ConfigError} naming the first option that is
@@ -61,26 +58,23 @@ const DEFAULT_RATE_LIMIT_PERIOD_SECONDS = 10;
  */
 export function settingsOf(options: CoreOptions, names: SettingNames): TunnelSettings {
   const check = checks(names);
-  const ownDsn = options.dsn === undefined || options.dsn === "" ? undefined : dsn(names("dsn"), check.text("dsn", options.dsn));
-  const extraDsns = check.list("allowedDsns", options.allowedDsns).map((value) => dsn(names("allowedDsns"), value));
+  const ownDsn = options.dsn ? dsn(names("dsn"), options.dsn) : undefined;
+  const extraDsns = (options.allowedDsns ?? []).map((value) => dsn(names("allowedDsns"), value));
   const allowedDsns = ownDsn ? [ownDsn, ...extraDsns] : extraDsns;
-  const hostPaths = check.list("hostPaths", options.hostPaths);
-  const sentryPathsFor = check.flag("sentryPaths", options.sentryPaths, true) ? allowedDsns : [];
-  const logForwardedAsked = check.flag("logForwarded", options.logForwarded, false);
-  const release = options.release === undefined ? undefined : check.text("release", options.release);
+  const hostPaths = options.hostPaths ?? [];
+  const logForwardedAsked = options.logForwarded ?? false;
   return {
     allowedDsns,
-    allowedOrigins: [...new Set(check.list("allowedOrigins", options.allowedOrigins).map((value) => check.origin("allowedOrigins", value)))],
+    allowedOrigins: [...new Set((options.allowedOrigins ?? []).map((value) => check.origin("allowedOrigins", value)))],
     hostPaths,
     maxEnvelopeBytes: check.positiveInteger("maxEnvelopeBytes", options.maxEnvelopeBytes, DEFAULT_MAX_ENVELOPE_BYTES),
     timeoutMs: check.positiveInteger("timeoutMs", options.timeoutMs, DEFAULT_TIMEOUT_MS),
-    upstreamOrigin: options.upstreamOrigin === undefined || options.upstreamOrigin === "" ? undefined : check.origin("upstreamOrigin", options.upstreamOrigin),
-    rateLimitPeriodSeconds: check.positiveInteger("limiterPeriodSeconds", options.limiterPeriodSeconds, DEFAULT_RATE_LIMIT_PERIOD_SECONDS),
+    upstreamOrigin: options.upstreamOrigin ? check.origin("upstreamOrigin", options.upstreamOrigin) : undefined,
     limiter: options.limiter === "off" ? undefined : check.limiter("limiter", options.limiter),
     logForwarded: logForwardedAsked || options.analytics === undefined,
     logForwardedAsked,
-    ownProject: ownDsn && { dsn: ownDsn, environment: (options.environment && check.text("environment", options.environment)) || "production", release },
-    ...tunnelRoutes(options, ownDsn, sentryPathsFor, hostPaths, names),
+    ownProject: ownDsn && { dsn: ownDsn, environment: options.environment || "production", release: options.release },
+    ...tunnelRoutes(options, ownDsn, (options.sentryPaths ?? true) ? allowedDsns : [], hostPaths, names),
   };
 }
 
@@ -124,8 +118,7 @@ function tunnelRoutes(
   hostPaths: readonly string[],
   names: SettingNames,
 ): Pick<TunnelSettings, "route" | "routes" | "sentryPaths"> {
-  const check = checks(names);
-  const chosen = options.route === undefined ? "" : check.text("route", options.route);
+  const chosen = options.route ?? "";
   // The original route is always served: a page the host names there would never be reached. A
   // pattern (`/:slug`) names no page there: the tunnel takes that one value of it, as it always has.
   const claimed = hostPaths.find((pattern) => namesOriginalRoute(pattern));
@@ -145,7 +138,7 @@ function tunnelRoutes(
     throw new ConfigError(names("route"), "must be set: the app's own paths claim every path it could be given by default");
   }
   const route = chosen === "" ? (derived ?? TUNNEL_PATH) : checked("route", chosen);
-  const retired = check.list("retiredRoutes", options.retiredRoutes).map((value) => checked("retiredRoutes", value));
+  const retired = (options.retiredRoutes ?? []).map((value) => checked("retiredRoutes", value));
   const sentryPaths = sentryPathsFor.map((allowed) => {
     const path = sentryTunnelPath(allowed.text);
     const problem = hostPathProblem([path], hostPaths);

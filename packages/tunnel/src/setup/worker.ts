@@ -5,7 +5,7 @@ import type { Delivery } from "../stages/deliver.ts";
 import { isRoutine, logToConsole, type TunnelLogLine, type UnversionedLine } from "../stages/log-line.ts";
 import type { TunnelOptions, TunnelRuntime } from "./options.ts";
 import { checks, settingNames } from "../shared/checks.ts";
-import { createClientLimiter, type ClientLimiter } from "../request/client-limiter.ts";
+import { createClientLimiter, LIMITER_PERIOD_SECONDS, type ClientLimiter } from "../request/client-limiter.ts";
 import { isTunnelPathSpelling, reportPathOf } from "../request/path.ts";
 import { RepeatedLines } from "../request/repeated-lines.ts";
 import { RECORD_VERSION } from "../shared/record-version.ts";
@@ -102,7 +102,7 @@ export function createTunnel(options: TunnelOptions, runtime: TunnelRuntime = {}
     async spoolHeartbeat() {
       return spool?.heartbeat();
     },
-    clientShare: { allows: parts.gate.clientAllowed, reports: core.reports, periodSeconds: settings.rateLimitPeriodSeconds },
+    clientShare: { allows: parts.gate.clientAllowed, reports: core.reports, periodSeconds: LIMITER_PERIOD_SECONDS },
   };
 }
 
@@ -159,13 +159,13 @@ const EVERY_CLIENT: ClientLimiter = async () => true;
 /** The parts of the live path. */
 function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts, csp?: CspParts, compressed?: CompressedParts): TunnelParts {
   const { settings, now, log } = core;
-  const clientAllowed = settings.limiter ? createClientLimiter(settings.limiter, settings.rateLimitPeriodSeconds, now, log) : EVERY_CLIENT;
+  const clientAllowed = settings.limiter ? createClientLimiter(settings.limiter, LIMITER_PERIOD_SECONDS, now, log) : EVERY_CLIENT;
   const delivery: Delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports: core.reports, fetch: core.fetch, keeper: spool?.keeper ?? csp?.keeper };
   return {
     gate: createGate(settings, clientAllowed, core.allowList, csp !== undefined),
     allowList: core.allowList,
     delivery,
-    recorder: { log, repeated: new RepeatedLines<TunnelLogLine>(settings.rateLimitPeriodSeconds, log, now), analytics: core.analytics, now },
+    recorder: { log, repeated: new RepeatedLines<TunnelLogLine>(LIMITER_PERIOD_SECONDS, log, now), analytics: core.analytics, now },
     forwardReport: csp?.forward,
     inflate: compressed?.scan,
     readRest: spool?.readRest,

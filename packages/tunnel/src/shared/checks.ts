@@ -1,4 +1,4 @@
-import { ConfigError, exactOrigin } from "./variables.ts";
+import { ConfigError, originOf, variableReader, type VariableRead } from "./variables.ts";
 
 /** A Workers Rate Limiting binding, or anything that answers as one. */
 export type Limiter = Pick<RateLimit, "limit">;
@@ -16,6 +16,29 @@ export const READ_FROM: unique symbol = Symbol("read from");
 export type NamedOptions = { [READ_FROM]?: Readonly<Record<string, string>> };
 
 /**
+ * The options one table reads from a Worker's `env` (`table`: each option's variable and how its
+ * text reads), unset ones left out so that their defaults apply, each named after its variable
+ * (and `bindings` after theirs) for the refusals. A number's text that is not digits is left as it
+ * came, for the option's own check to refuse; what an option means (an origin, a DSN, a route, a
+ * whole number) is checked once, as for the options given in code.
+ */
+export function optionsFromTable<Option extends string>(
+  env: object,
+  table: Readonly<Record<Option, readonly [string, VariableRead]>>,
+  bindings: Readonly<Record<string, string>>,
+): Record<string, unknown> & NamedOptions {
+  const read = variableReader(env as Record<string, unknown>);
+  const options: Record<string, unknown> = {};
+  const names: Record<string, string> = { ...bindings };
+  for (const [option, [name, how]] of Object.entries<readonly [string, VariableRead]>(table)) {
+    names[option] = name;
+    const value = how === "list" ? read.list(name) : how === "onOrOff" ? read.onOrOff(name, undefined) : read.text(name) || undefined;
+    if (value !== undefined) options[option] = how === "number" && /^\d+$/.test(String(value)) ? Number(value) : value;
+  }
+  return Object.assign(options, { [READ_FROM]: names });
+}
+
+/**
  * The name a refusal of `option` gives: its variable when an adapter read it from `env`, else the
  * option's own, under `prefix` (`spool.`) for the options of a capability.
  */
@@ -24,13 +47,12 @@ export function settingNames(options: object, prefix = ""): SettingNames {
   return (option) => names?.[option] ?? `${prefix}${option}`;
 }
 
-/** The checks of one typed value each, refusing with the name `names` gives its option. */
+/**
+ * The checks of what an option means, refusing with the name `names` gives it: the types TypeScript
+ * already holds are trusted, and a Worker variable's text was read into them (`optionsFromTable`).
+ */
 export function checks(names: SettingNames) {
   const refuse = (option: string, problem: string) => new ConfigError(names(option), problem);
-  const text = (option: string, value: unknown): string => {
-    if (typeof value !== "string") throw refuse(option, `must be text, got ${JSON.stringify(value) ?? typeof value}`);
-    return value;
-  };
   /**
    * A binding that has each of `methods`: text in `[vars]` where a binding belongs, or the wrong
    * object in code, would otherwise lose what it was for without a word, on the request that needs it.
@@ -43,28 +65,12 @@ export function checks(names: SettingNames) {
     throw refuse(option, `is not ${kind} (${got}): pass a ${declaration} binding`);
   };
   return {
-    text,
-    list(option: string, value: readonly unknown[] | undefined): string[] {
-      if (value === undefined) return [];
-      if (!Array.isArray(value)) throw refuse(option, `must be a list of text, got ${JSON.stringify(value) ?? typeof value}`);
-      return value.map((item) => text(option, item));
-    },
-    flag(option: string, value: unknown, fallback: boolean): boolean {
-      if (value === undefined) return fallback;
-      if (typeof value !== "boolean") throw refuse(option, `must be true or false, got ${JSON.stringify(value) ?? typeof value}`);
-      return value;
-    },
     positiveInteger(option: string, value: unknown, fallback: number): number {
       if (value === undefined) return fallback;
       if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) throw refuse(option, `must be a whole number above 0, got ${JSON.stringify(value) ?? typeof value}`);
       return value;
     },
-    origin(option: string, value: unknown): string {
-      const given = text(option, value);
-      const origin = exactOrigin(given);
-      if (origin === undefined) throw refuse(option, `must be an origin such as https://example.com, got "${given}"`);
-      return origin;
-    },
+    origin: (option: string, value: string): string => originOf(names(option), value),
     /**
      * A binding that answers `limit()`: given the wrong object (the whole `env`, another binding),
      * the tunnel would otherwise fail on every call, which refuses every request.
@@ -76,4 +82,3 @@ export function checks(names: SettingNames) {
     binding,
   };
 }
-

@@ -23,8 +23,6 @@ export interface VariableReader<Name extends string> {
   origins(name: Name): string[];
   /** One such origin, or `undefined` when unset. */
   optionalOrigin(name: Name): string | undefined;
-  /** `fallback` when unset: `undefined` leaves the default to whoever reads the result. */
-  positiveInteger<Fallback extends number | undefined>(name: Name, fallback: Fallback): number | Fallback;
   onOrOff<Fallback extends boolean | undefined>(name: Name, fallback: Fallback): boolean | Fallback;
   /** A number from 0 to 1. */
   fraction(name: Name, fallback: number): number;
@@ -37,6 +35,12 @@ export interface VariableReader<Name extends string> {
  */
 export type VariableValue = string | number | boolean;
 
+/**
+ * A Worker's variables read by one set of rules, for a host's own settings as for the tunnel's:
+ * trimmed, empty meaning "the default", lists comma-separated, `on`/`off` (or `true`/`false`) for
+ * a switch, origins with nothing after them. What does not read so is a {@link ConfigError}
+ * naming the variable.
+ */
 export function variableReader<Name extends string>(env: Partial<Record<Name, unknown>>): VariableReader<Name> {
   const text = (name: Name) => {
     const value = env[name];
@@ -58,14 +62,6 @@ export function variableReader<Name extends string>(env: Partial<Record<Name, un
       const value = text(name);
       return value === "" ? undefined : originOf(name, value);
     },
-    positiveInteger(name, fallback) {
-      const value = text(name);
-      if (value === "") return fallback;
-      if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-        throw new ConfigError(name, `must be a whole number above 0, got "${value}"`);
-      }
-      return Number(value);
-    },
     onOrOff(name, fallback) {
       const value = text(name).toLowerCase();
       if (value === "") return fallback;
@@ -83,9 +79,13 @@ export function variableReader<Name extends string>(env: Partial<Record<Name, un
   };
 }
 
-function originOf(variable: string, value: string): string {
+/** How a variable's text becomes its option: text, a comma-separated list, a whole number, or on/off. */
+export type VariableRead = "text" | "list" | "number" | "onOrOff";
+
+/** `value` as an origin, or a {@link ConfigError} naming `variable`: the one sentence for every origin setting. */
+export function originOf(variable: string, value: string): string {
   const origin = exactOrigin(value);
-  if (origin === undefined) throw new ConfigError(variable, `must be a list of origins such as https://example.com, got "${value}"`);
+  if (origin === undefined) throw new ConfigError(variable, `must be an origin such as https://example.com, got "${value}"`);
   return origin;
 }
 

@@ -55,7 +55,7 @@ function runtime(answer: () => Response | Promise<Response>) {
   };
 }
 
-const settings = { timeoutMs: 1_000, maxEnvelopeBytes: 1_000_000, spoolRetrySeconds: 10, spoolMaxRetries: 5, ownProject: undefined };
+const settings = { timeoutMs: 1_000, maxEnvelopeBytes: 1_000_000, spoolRetrySeconds: 10, ownProject: undefined };
 
 async function consume(fakes: ReturnType<typeof runtime>, ...messages: ReturnType<typeof message>[]) {
   const consumer = createSpoolConsumer(settings, fakes.value);

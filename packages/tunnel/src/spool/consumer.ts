@@ -10,6 +10,7 @@ import type { UpstreamBreaker } from "../upstream/breaker.ts";
 import type { SentryLimits } from "../upstream/sentry-limits.ts";
 import { decideAfterAttempt, deferWhileDown, MAX_ENVELOPE_AGE_MS, type AttemptResult, type SpoolVerdict } from "./decision.ts";
 import { depthFields, type QueueDepth } from "./heartbeat.ts";
+import { SPOOL_MAX_RETRIES } from "./queues.ts";
 import { WAITING_OUTCOMES, type SpoolLogLine, type SpoolRecorder } from "./record.ts";
 import { withShiftedSentAt } from "./sent-at-shift.ts";
 import { isSpooledEnvelope, plainBody, storedEncoding, unpacked, type SpooledEnvelope, type SpoolQueue } from "./store.ts";
@@ -18,15 +19,13 @@ export interface SpoolConsumerSettings {
   timeoutMs: number;
   maxEnvelopeBytes: number;
   spoolRetrySeconds: number;
-  /** The consumer's `max_retries`: a message delivered this often goes back as a new one (`spool/queues.ts`). */
-  spoolMaxRetries: number;
   /** The app's own project: drops of a DSN no longer allowed are counted there. */
   ownProject: { dsn: Dsn } | undefined;
 }
 
 /** The parts the consumer shares with the live tunnel, built once by `createTunnel`. */
 export interface SpoolConsumerParts {
-  /** The spool's queue: an envelope held past `spoolMaxRetries` deliveries goes back in as a new message. */
+  /** The spool's queue: an envelope held past `SPOOL_MAX_RETRIES` deliveries goes back in as a new message. */
   queue: SpoolQueue;
   bucket: R2Bucket | undefined;
   /** The same allow-list as the live tunnel's, checked again at delivery. */
@@ -193,7 +192,7 @@ async function applyVerdict(
   consumer: Consumer,
 ): Promise<Settled> {
   if (verdict.action === "retry") {
-    if (message.attempts < consumer.settings.spoolMaxRetries) {
+    if (message.attempts < SPOOL_MAX_RETRIES) {
       message.retry({ delaySeconds: verdict.delaySeconds });
     } else {
       // The queue's retries for this message are spent: sent again as a new one before the old

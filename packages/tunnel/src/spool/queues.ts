@@ -1,44 +1,40 @@
-import { checks, type SettingNames } from "../shared/checks.ts";
+import type { SettingNames } from "../shared/checks.ts";
 import { ConfigError } from "../shared/variables.ts";
 
 /** Cloudflare's rule for a queue's name: lowercase letters, digits and dashes, at most 63. */
 const QUEUE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-/** The queue's own limit on `max_retries`. */
-const MAX_RETRIES_LIMIT = 100;
 
-/** The spool's queues as `wrangler.toml` names and configures them. */
+/**
+ * The spool consumer's `max_retries` in the README's `wrangler.toml`, which must not be smaller. A
+ * message is held with `retry()`, which the queue counts: one delivered this often is sent again
+ * as a new message instead, so that the queue never dead-letters an envelope only for having
+ * waited long. A `max_retries` above it costs a write now and then; one below would let the queue
+ * give envelopes up.
+ */
+export const SPOOL_MAX_RETRIES = 5;
+
+/** The spool's queues as `wrangler.toml` names them. */
 export interface SpoolQueues {
   queue: string;
   deadLetterQueue: string;
-  /**
-   * The spool consumer's `max_retries` in `wrangler.toml`. A message is held with `retry()`, which
-   * the queue counts: one delivered this often is sent again as a new message instead, so that the
-   * queue never dead-letters an envelope only for having waited long. A value below the file's costs
-   * a write now and then; one above it would let the queue give envelopes up.
-   */
-  maxRetries: number;
 }
 
 interface QueueOptions {
   queueName?: string | undefined;
   deadLetterQueueName?: string | undefined;
-  maxRetries?: number | undefined;
 }
 
 /** Checks them; one queue cannot be both, or its batches would be read as the other's. */
 export function checkedQueues(options: QueueOptions, names: SettingNames): SpoolQueues {
-  const check = checks(names);
   const named = (option: "queueName" | "deadLetterQueueName", fallback: string) => {
-    const value = options[option] === undefined ? fallback : check.text(option, options[option]);
+    const value = options[option] ?? fallback;
     if (!QUEUE_NAME.test(value)) throw new ConfigError(names(option), `must be a queue's name as wrangler.toml gives it (lowercase letters, digits and -), got "${value}"`);
     return value;
   };
   const queue = named("queueName", "tunnel-spool");
   const deadLetterQueue = named("deadLetterQueueName", "tunnel-spool-dead");
   if (queue === deadLetterQueue) throw new ConfigError(names("deadLetterQueueName"), `names the spool's own queue, "${queue}": the dead-letter queue must be another`);
-  const maxRetries = check.positiveInteger("maxRetries", options.maxRetries, 5);
-  if (maxRetries > MAX_RETRIES_LIMIT) throw new ConfigError(names("maxRetries"), `must be at most ${MAX_RETRIES_LIMIT}, the queue's own limit, got "${maxRetries}"`);
-  return { queue, deadLetterQueue, maxRetries };
+  return { queue, deadLetterQueue };
 }
 
 /**

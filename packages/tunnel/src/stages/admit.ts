@@ -1,6 +1,6 @@
 import { tunnelAnswer, type Answer } from "./answers.ts";
 import type { TunnelLogLine } from "./log-line.ts";
-import type { ClientLimiter } from "../request/client-limiter.ts";
+import { LIMITER_PERIOD_SECONDS, type ClientLimiter } from "../request/client-limiter.ts";
 import { PREFLIGHT_HEADERS } from "../request/cors.ts";
 import { allowedQueries, type DsnAllowList } from "../upstream/allow-list.ts";
 import { isSentryPathShape, TUNNEL_PATH, tunnelPaths, type TunnelPaths } from "../request/path.ts";
@@ -43,7 +43,7 @@ export interface Gate {
 
 /** The gate of a tunnel; `servesReports` when it was given CSP reports, which go to its own project. */
 export function createGate(settings: TunnelSettings, clientAllowed: ClientLimiter, allowList: DsnAllowList, servesReports: boolean): Gate {
-  const period = String(settings.rateLimitPeriodSeconds);
+  const period = String(LIMITER_PERIOD_SECONDS);
   const partners = new Set(settings.allowedOrigins);
   const own = servesReports ? settings.ownProject : undefined;
   return {
