@@ -6,7 +6,7 @@
  */
 import { BUILD, type TunnelCapability } from "./setup/capability.ts";
 import { forwardSecurityReport } from "./stages/forward-report.ts";
-import { createKeeper } from "./stages/keep.ts";
+import { KEEP_STAGE } from "./stages/keep.ts";
 import { upstreamStateOf } from "./upstream/state.ts";
 
 /** CSP reports, for a tunnel's `cspReports` option: `createTunnel({ …, cspReports: cspReports() })`. */
@@ -18,7 +18,7 @@ export function cspReports(): TunnelCapability<"csp"> {
       return {
         forward: (request, deadline, target, delivery) => forwardSecurityReport(request, deadline, target, delivery, upstream),
         // Envelopes' answers say whether the ingest, which takes the reports too, is failing or limiting.
-        keeper: createKeeper({ ...upstream, reports, store: undefined }),
+        keep: { stage: KEEP_STAGE, parts: { ...upstream, reports, store: undefined } },
       };
     },
   };

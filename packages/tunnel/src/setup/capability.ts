@@ -1,4 +1,5 @@
-import type { Delivered, Delivery, Keeper } from "../stages/deliver.ts";
+import type { Delivered, Delivery } from "../stages/deliver.ts";
+import type { Keeping } from "../stages/keep.ts";
 import type { ReportTarget } from "../stages/admit.ts";
 import type { TunnelSettings } from "./settings.ts";
 import type { SettingNames } from "../shared/checks.ts";
@@ -30,7 +31,7 @@ export interface CoreParts {
 /** What the spool adds to a tunnel. */
 export interface SpoolParts {
   /** Its part of the live path: Sentry's limits, the breaker, and what is stored when Sentry cannot take it. */
-  keeper: Keeper;
+  keep: Keeping;
   /** Reads a large body whole in the memory kept in hand, so that it can be stored if Sentry fails under it (`receive.ts`). */
   readRest: ReadRest;
   queue: string;
@@ -45,8 +46,8 @@ export interface SpoolParts {
 /** What CSP reports add: the stage that forwards one. */
 export interface CspParts {
   forward: (request: Request, deadline: Deadline, target: ReportTarget, delivery: Delivery) => Promise<Delivered>;
-  /** What envelopes' answers teach of the ingest, without a spool to store in: the spool's keeper, when given, learns the same. */
-  keeper: Keeper;
+  /** What envelopes' answers teach of the ingest, without a spool to store in: the spool's, when given, learns the same. */
+  keep: Keeping;
 }
 
 /** What compressed bodies add: the scan of a compressed body's header line. */

@@ -4,9 +4,9 @@
  */
 import { BUILD, type CoreParts, type SpoolParts, type TunnelCapability } from "./capability.ts";
 import { unboundLimit } from "./from-env.ts";
-import { createKeeper } from "../stages/keep.ts";
 import { checks, optionsFromTable, READ_FROM, settingNames, type Limiter, type SettingNames } from "../shared/checks.ts";
 import { ConfigError, type VariableRead, type VariableValue } from "../shared/variables.ts";
+import { KEEP_STAGE } from "../stages/keep.ts";
 import { createSpoolBudget } from "../spool/budget.ts";
 import { createSpoolConsumer } from "../spool/consumer.ts";
 import { createDeadLetterConsumer } from "../spool/dead-letters.ts";
@@ -117,21 +117,18 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
   const upstream = upstreamStateOf(allowList, now);
   const { limits } = upstream;
   const breakers = consumerBreakersFor(upstream.breakers, now, retrySeconds);
+  const store = {
+    spool: createSpool({ queue, bucket, names: { queue: names("queue"), bucket: names("bucket") } }),
+    spoolBudget: createSpoolBudget(
+      budgets.client && { limiter: budgets.client, name: names("clientBudget") },
+      budgets.total && { limiter: budgets.total, name: names("totalBudget") },
+      now,
+    ),
+    inHand,
+    deferral: (failingForMs: number) => deferralSeconds(failingForMs, policy, random),
+  };
   return {
-    keeper: createKeeper({
-      ...upstream,
-      reports,
-      store: {
-        spool: createSpool({ queue, bucket, names: { queue: names("queue"), bucket: names("bucket") } }),
-        spoolBudget: createSpoolBudget(
-          budgets.client && { limiter: budgets.client, name: names("clientBudget") },
-          budgets.total && { limiter: budgets.total, name: names("totalBudget") },
-          now,
-        ),
-        inHand,
-        deferral: (failingForMs) => deferralSeconds(failingForMs, policy, random),
-      },
-    }),
+    keep: { stage: KEEP_STAGE, parts: { ...upstream, reports, store } },
     readRest: (...rest) => readInHand(inHand, ...rest),
     queue: queues.queue,
     deadLetterQueue: queues.deadLetterQueue,

@@ -160,7 +160,7 @@ const EVERY_CLIENT: ClientLimiter = async () => true;
 function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts, csp?: CspParts, compressed?: CompressedParts): TunnelParts {
   const { settings, now, log } = core;
   const clientAllowed = settings.limiter ? createClientLimiter(settings.limiter, LIMITER_PERIOD_SECONDS, now, log) : EVERY_CLIENT;
-  const delivery: Delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports: core.reports, fetch: core.fetch, keeper: spool?.keeper ?? csp?.keeper };
+  const delivery: Delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports: core.reports, fetch: core.fetch, keep: spool?.keep ?? csp?.keep };
   return {
     gate: createGate(settings, clientAllowed, core.allowList, csp !== undefined),
     allowList: core.allowList,

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 
 import { deliver } from "./deliver.ts";
-import { createKeeper } from "./keep.ts";
+import { KEEP_STAGE } from "./keep.ts";
 import { receiveEnvelope } from "./receive.ts";
 import { readTunnelSettings } from "../testing/test-settings.ts";
 import { Deadline } from "../shared/deadline.ts";
@@ -50,8 +50,9 @@ function memorySpool() {
  */
 async function send({ fetch, reports = { count: () => {}, flush: async () => {} }, spool, spoolBudget = async () => true }: { fetch: typeof globalThis.fetch; reports?: ClientReports; spool?: Spool; spoolBudget?: SpoolBudget }, body = BODY) {
   const allowList = compileAllowList(settings.allowedDsns, undefined);
-  const keeper = spool && createKeeper({ ...upstreamStateOf(allowList, Date.now), reports, store: { spool, spoolBudget, inHand: new InHandBudget(32 * 1024 * 1024), deferral: () => 0 } });
-  const delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports, fetch, keeper };
+  const parts = spool && { ...upstreamStateOf(allowList, Date.now), reports, store: { spool, spoolBudget, inHand: new InHandBudget(32 * 1024 * 1024), deferral: () => 0 } };
+  const keep = parts && { stage: KEEP_STAGE, parts };
+  const delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports, fetch, keep };
   return async () => {
     const request = new Request("https://app.example.com/monitoring?o=4501&p=4502&r=us", {
       method: "POST",

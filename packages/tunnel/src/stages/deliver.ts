@@ -1,11 +1,12 @@
 import { sentryAnswer, tunnelAnswer, type Answer } from "./answers.ts";
 import type { ReceivedEnvelope } from "./receive.ts";
-import { joinChunks, type BodyChunk } from "../shared/body.ts";
+import { joinChunks } from "../shared/body.ts";
 import type { Deadline } from "../shared/deadline.ts";
 import type { InHand } from "../spool/in-hand.ts";
+import type { Keeping } from "./keep.ts";
 import type { EnvelopeFacts } from "../spool/store.ts";
 import type { ClientReports } from "../upstream/client-reports.ts";
-import { forwardEnvelope, type ForwardResult } from "../upstream/forward.ts";
+import { forwardEnvelope } from "../upstream/forward.ts";
 import { upstreamRequestHeaders } from "../upstream/header-policy.ts";
 
 /** The way to Sentry, built once per tunnel by `createTunnel`. */
@@ -14,33 +15,8 @@ export interface Delivery {
   reports: ClientReports;
   /** `undefined`: the runtime's own. */
   fetch: typeof fetch | undefined;
-  /** The spool's or CSP reports' part (`keep.ts`), when given: without, Sentry's every answer is passed on as it came. */
-  keeper: Keeper | undefined;
-}
-
-/**
- * What the capabilities add to one envelope's delivery: Sentry's rate limits kept at the edge and
- * the breaker, learnt from every envelope's answer (for the spool, and for CSP reports, which share
- * an ingest with envelopes), and, with a spool, what is stored when Sentry cannot take it. A tunnel
- * given neither has none, and forwards every envelope.
- */
-export interface Keeper {
-  /**
-   * Before the forward: an envelope whose every item Sentry is rate-limiting is refused here, and
-   * one sent while the breaker is open goes straight to the spool. `undefined`: forward it.
-   */
-  beforeForward(envelope: ReceivedEnvelope, shipment: Shipment, deadline: Deadline): Promise<Delivered | undefined>;
-  /**
-   * The rest of a body that streams to Sentry: with a spool, one of unknown length has a copy kept
-   * in hand as it goes, within a budget; one of declared length streams only when the budget could
-   * not take it whole (`receive.ts`), and is marked as not held.
-   */
-  streamed(envelope: ReceivedEnvelope, shipment: Shipment): ReadableStream<BodyChunk>;
-  /**
-   * After the forward: learns from Sentry's answer; the answer to give instead when Sentry could not
-   * take the envelope and it was stored, or could not be.
-   */
-  afterForward(forwarded: ForwardResult, shipment: Shipment, deadline: Deadline): Promise<Answer | undefined>;
+  /** What the spool or CSP reports add to the delivery (`keep.ts`), when given: without, Sentry's every answer is passed on as it came. */
+  keep: Keeping | undefined;
 }
 
 export interface Delivered {
@@ -68,14 +44,14 @@ export interface Shipment {
   plain: Uint8Array | undefined;
   /** How long the stored envelope waits before the consumer reads it. */
   delaySeconds?: number;
-  /** The copy of a streaming body kept while it goes to Sentry, or its want of one (`Keeper.streamed`). */
+  /** The copy of a streaming body kept while it goes to Sentry, or its want of one (`keepStreamed`). */
   inHand?: InHand;
 }
 
 /**
  * The third stage: sends an envelope that passed every check to Sentry, streaming what is left of
- * its body. A tunnel with a keeper may answer instead: before, when Sentry is limiting it or
- * known down; after, when Sentry could not take it and it was stored.
+ * its body. A tunnel with a spool or CSP reports may answer instead (`keep.ts`): before, when Sentry
+ * is limiting it or known down; after, when Sentry could not take it and it was stored, or lost.
  */
 export async function deliver(
   envelope: ReceivedEnvelope,
@@ -94,7 +70,8 @@ export async function deliver(
     whole,
     plain: whole && encoding === "identity" ? whole : undefined,
   };
-  const kept = await delivery.keeper?.beforeForward(envelope, shipment, deadline);
+  const { keep } = delivery;
+  const kept = keep && (await keep.stage.beforeForward(keep.parts, envelope, shipment, deadline));
   if (kept) return kept;
 
   const forwarded = await forwardEnvelope({
@@ -102,13 +79,13 @@ export async function deliver(
     headers,
     consumed: whole ? [whole] : head.consumed,
     consumedBytes: head.consumedBytes,
-    rest: whole ? undefined : (delivery.keeper?.streamed(envelope, shipment) ?? body),
+    rest: whole ? undefined : keep ? keep.stage.streamed(keep.parts, envelope, shipment) : body,
     contentLength,
     maxBytes: delivery.maxEnvelopeBytes,
     deadline,
     fetch: delivery.fetch,
   });
-  const stored = await delivery.keeper?.afterForward(forwarded, shipment, deadline);
+  const stored = keep && (await keep.stage.afterForward(keep.parts, forwarded, shipment, deadline));
   if (!forwarded.ok) return { answer: stored ?? tunnelAnswer(forwarded.reason), bytes: forwarded.bytes, upstreamStatus: null };
   return { answer: stored ?? sentryAnswer(forwarded.answer), bytes: forwarded.bytes, upstreamStatus: forwarded.answer.status };
 }

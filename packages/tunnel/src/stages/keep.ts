@@ -1,5 +1,5 @@
 import { tunnelAnswer, type Answer } from "./answers.ts";
-import type { Keeper, Shipment } from "./deliver.ts";
+import type { Delivered, Shipment } from "./deliver.ts";
 import { envelopeItemTypes } from "../envelope/items.ts";
 import type { ReceivedEnvelope } from "./receive.ts";
 import { pipeAfter, readByScript, type BodyChunk } from "../shared/body.ts";
@@ -10,10 +10,16 @@ import { keepInHand, NOT_HELD, type InHandBudget } from "../spool/in-hand.ts";
 import type { Spool, SpoolBody } from "../spool/store.ts";
 import { discardedCategories, type ClientReports } from "../upstream/client-reports.ts";
 import { fateOfFailure, fateOfStatus } from "../upstream/fate.ts";
+import type { ForwardResult } from "../upstream/forward.ts";
 import type { UpstreamState } from "../upstream/state.ts";
 
-/** What a keeper learns into, and, with a spool, stores with. */
-export interface KeeperParts extends UpstreamState {
+/**
+ * What the capabilities add to one envelope's delivery: Sentry's rate limits kept at the edge and
+ * the breaker, learnt from every envelope's answer (for the spool, and for CSP reports, which share
+ * an ingest with envelopes), and, with a spool, what is stored when Sentry cannot take it. A tunnel
+ * given neither has none, and forwards every envelope.
+ */
+export interface KeepParts extends UpstreamState {
   reports: ClientReports;
   store: SpoolStore | undefined;
 }
@@ -29,65 +35,93 @@ export interface SpoolStore {
   deferral: (failingForMs: number) => number;
 }
 
-/** The capabilities' part of the live path, over one tunnel's state of Sentry. */
-export function createKeeper({ limits, breakers, reports, store }: KeeperParts): Keeper {
-  return {
-    async beforeForward(envelope, shipment, deadline) {
-      const { plain, whole } = shipment;
-      const { dsn, upstreamUrl, contentLength } = envelope;
-      const sentrySaidNo = limits.refusal(dsn, () => plain && envelopeItemTypes(plain));
-      if (sentrySaidNo) {
-        reports.count(dsn, "ratelimit_backoff", discardedCategories(plain));
-        return { answer: tunnelAnswer("sentry_rate_limited", sentrySaidNo), bytes: undefined, upstreamStatus: null };
-      }
-      const breaker = breakers.get(upstreamUrl)!;
-      // A body of unknown length cannot go to R2 as it streams: it goes to Sentry, kept in hand.
-      if (!store || breaker.allows() || (!whole && contentLength === undefined)) return undefined;
-      const down = { ...shipment, delaySeconds: store.deferral(breaker.failingForMs()) };
-      const spooled = await spoolWhileSentryIsDown(envelope, down, deadline, store, reports);
-      // What was stored is the whole body: read whole, or streamed to R2 at its declared length.
-      return spooled && { answer: spooled, bytes: whole?.byteLength ?? contentLength, upstreamStatus: null, sentryKnownDown: true };
-    },
-    streamed({ body, head, contentLength }, shipment) {
-      if (!store) return body;
-      const room = store.spool.room(shipment.stored);
-      if (contentLength !== undefined) {
-        // Not read whole, for want of memory kept in hand (`receive.ts`): a loss if Sentry fails under it, said so.
-        shipment.inHand = NOT_HELD;
-        return body;
-      }
-      // A body of unknown length is held as it streams, up to what the spool can store.
-      const { toSentry, inHand } = keepInHand(head.consumed, body, store.inHand, Math.min(room, store.inHand.ceiling));
-      shipment.inHand = inHand;
-      return toSentry;
-    },
-    async afterForward(forwarded, shipment, deadline) {
-      const { dsn } = shipment.stored;
-      const breaker = breakers.get(shipment.upstreamUrl)!;
-      try {
-        if (forwarded.ok) {
-          limits.record(dsn, forwarded.answer.status, forwarded.answer.headers);
-          if (fateOfStatus(forwarded.answer.status) !== "unavailable") return void breaker.succeeded();
-        } else if (fateOfFailure(forwarded.reason) !== "unavailable") {
-          return undefined;
-        }
-        breaker.failed();
-        if (!store) return undefined;
-        // The client may still be sending what Sentry failed under: the copy is waited for, within the deadline.
-        const inHand = shipment.inHand ?? NOT_HELD;
-        const body = shipment.whole ?? (await deadline.bound(inHand.body()).catch(() => undefined));
-        const kept = body && (await storeInSpool(body, shipment, store, reports, deadline));
-        if (kept) return kept;
-        // A copy that failed with its client is the client's failure, which Sentry's answer says.
-        if (!body && !inHand.outgrew()) return undefined;
-        // Too large to keep: in hand as it streamed, or, with no bucket, in a queue message.
-        reports.count(dsn, "buffer_overflow", discardedCategories(shipment.plain));
-        return tunnelAnswer("not_kept_in_hand");
-      } finally {
-        shipment.inHand?.release();
-      }
-    },
-  };
+/**
+ * The stage by its functions, for `deliver` to call: given by the spool and CSP reports with their
+ * parts rather than imported by `deliver`, so that a Worker given neither does not carry it (some
+ * 2.2 KiB of gzip, a seventh of the minimal Worker; decision 045).
+ */
+export const KEEP_STAGE = { beforeForward: keepBeforeForward, streamed: keepStreamed, afterForward: keepAfterForward };
+
+/** The stage and one tunnel's parts, as `deliver` is given them. */
+export interface Keeping {
+  stage: typeof KEEP_STAGE;
+  parts: KeepParts;
+}
+
+/**
+ * Before the forward: an envelope whose every item Sentry is rate-limiting is refused here, and
+ * one sent while the breaker is open goes straight to the spool. `undefined`: forward it.
+ */
+export async function keepBeforeForward(
+  { limits, breakers, reports, store }: KeepParts,
+  envelope: ReceivedEnvelope,
+  shipment: Shipment,
+  deadline: Deadline,
+): Promise<Delivered | undefined> {
+  const { plain, whole } = shipment;
+  const { dsn, upstreamUrl, contentLength } = envelope;
+  const sentrySaidNo = limits.refusal(dsn, () => plain && envelopeItemTypes(plain));
+  if (sentrySaidNo) {
+    reports.count(dsn, "ratelimit_backoff", discardedCategories(plain));
+    return { answer: tunnelAnswer("sentry_rate_limited", sentrySaidNo), bytes: undefined, upstreamStatus: null };
+  }
+  const breaker = breakers.get(upstreamUrl)!;
+  // A body of unknown length cannot go to R2 as it streams: it goes to Sentry, kept in hand.
+  if (!store || breaker.allows() || (!whole && contentLength === undefined)) return undefined;
+  const down = { ...shipment, delaySeconds: store.deferral(breaker.failingForMs()) };
+  const spooled = await spoolWhileSentryIsDown(envelope, down, deadline, store, reports);
+  // What was stored is the whole body: read whole, or streamed to R2 at its declared length.
+  return spooled && { answer: spooled, bytes: whole?.byteLength ?? contentLength, upstreamStatus: null, sentryKnownDown: true };
+}
+
+/**
+ * The rest of a body that streams to Sentry: with a spool, one of unknown length has a copy kept
+ * in hand as it goes, within a budget; one of declared length streams only when the budget could
+ * not take it whole (`receive.ts`), and is marked as not held.
+ */
+export function keepStreamed({ store }: KeepParts, { body, head, contentLength }: ReceivedEnvelope, shipment: Shipment): ReadableStream<BodyChunk> {
+  if (!store) return body;
+  const room = store.spool.room(shipment.stored);
+  if (contentLength !== undefined) {
+    // Not read whole, for want of memory kept in hand (`receive.ts`): a loss if Sentry fails under it, said so.
+    shipment.inHand = NOT_HELD;
+    return body;
+  }
+  // A body of unknown length is held as it streams, up to what the spool can store.
+  const { toSentry, inHand } = keepInHand(head.consumed, body, store.inHand, Math.min(room, store.inHand.ceiling));
+  shipment.inHand = inHand;
+  return toSentry;
+}
+
+/**
+ * After the forward: learns from Sentry's answer; the answer to give instead when Sentry could not
+ * take the envelope and it was stored, or could not be.
+ */
+export async function keepAfterForward({ limits, breakers, reports, store }: KeepParts, forwarded: ForwardResult, shipment: Shipment, deadline: Deadline): Promise<Answer | undefined> {
+  const { dsn } = shipment.stored;
+  const breaker = breakers.get(shipment.upstreamUrl)!;
+  try {
+    if (forwarded.ok) {
+      limits.record(dsn, forwarded.answer.status, forwarded.answer.headers);
+      if (fateOfStatus(forwarded.answer.status) !== "unavailable") return void breaker.succeeded();
+    } else if (fateOfFailure(forwarded.reason) !== "unavailable") {
+      return undefined;
+    }
+    breaker.failed();
+    if (!store) return undefined;
+    // The client may still be sending what Sentry failed under: the copy is waited for, within the deadline.
+    const inHand = shipment.inHand ?? NOT_HELD;
+    const body = shipment.whole ?? (await deadline.bound(inHand.body()).catch(() => undefined));
+    const kept = body && (await storeInSpool(body, shipment, store, reports, deadline));
+    if (kept) return kept;
+    // A copy that failed with its client is the client's failure, which Sentry's answer says.
+    if (!body && !inHand.outgrew()) return undefined;
+    // Too large to keep: in hand as it streamed, or, with no bucket, in a queue message.
+    reports.count(dsn, "buffer_overflow", discardedCategories(shipment.plain));
+    return tunnelAnswer("not_kept_in_hand");
+  } finally {
+    shipment.inHand?.release();
+  }
 }
 
 /**
