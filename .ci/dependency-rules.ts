@@ -61,12 +61,15 @@ const stagesTypesOnly: IForbiddenRuleType[] = [
   },
 ];
 
-/** The whole-package suites use the tunnel as adopters do: through its entries, with the harness's unshipped helpers. */
+/**
+ * The whole-package suites use the tunnel as adopters do: through its entries; `test/support/`
+ * holds the helpers that are not shipped (the settings of one stage, workerd's message batches).
+ */
 const suitesUseEntries: IForbiddenRuleType = {
   name: "tunnel-suites-use-entries",
   comment: "packages/tunnel/test/ may import the package's entries and testing/, nothing behind them.",
   severity: "error",
-  from: { path: "^packages/tunnel/test/" },
+  from: { path: "^packages/tunnel/test/", pathNot: "^packages/tunnel/test/support/" },
   to: { path: `^${SOURCE}/`, pathNot: `^${SOURCE}/((index|spool|csp|compressed|hono|testing)\\.ts$|testing/)` },
 };
 

@@ -20,8 +20,8 @@ import {
 import { beforeEach, describe, expect, it } from "vitest";
 
 import type { LogLine } from "../src/index.ts";
-import { answerOf, tunnelFromEnv } from "../src/testing/test-settings.ts";
-import { EVERY_CLIENT, OTHER_TEST_DSN, StubSentry, TEST_DSN, TEST_TUNNEL } from "../src/testing/test-harness.ts";
+import { answerOf, tunnelFromEnv } from "./support/test-settings.ts";
+import { EVERY_CLIENT, OTHER_TEST_DSN, StubSentry, TEST_DSN, TEST_TUNNEL } from "./support/test-harness.ts";
 
 /**
  * Every envelope a Sentry SDK sends, and the edge cases Relay's own envelope parser accepts,

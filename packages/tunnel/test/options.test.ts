@@ -3,7 +3,7 @@ import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 
 import { compressedBodies } from "../src/compressed.ts";
-import { answerOf } from "../src/testing/test-settings.ts";
+import { answerOf } from "./support/test-settings.ts";
 import { createTunnel, type TunnelWorker } from "../src/index.ts";
 import { optionsFromEnv } from "../src/index.ts";
 import { spool } from "../src/spool.ts";

@@ -2,10 +2,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 
 import type { LogLine } from "../src/index.ts";
-import { answerOf, tunnelFromEnv } from "../src/testing/test-settings.ts";
-import type { TestEnv } from "../src/testing/harness.ts";
+import { answerOf, tunnelFromEnv } from "./support/test-settings.ts";
+import type { TestEnv } from "./support/test-settings.ts";
 import type { SpooledEnvelope } from "../src/spool.ts";
-import { TEST_DSN, EVERY_CLIENT, OTHER_TEST_DSN } from "../src/testing/test-harness.ts";
+import { TEST_DSN, EVERY_CLIENT, OTHER_TEST_DSN } from "./support/test-harness.ts";
 import type { TunnelWorker } from "../src/index.ts";
 
 /**

@@ -5,9 +5,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 
 import type { LogLine } from "../src/index.ts";
-import { spool } from "../src/spool.ts";
-import type { SpooledEnvelope } from "../src/spool.ts";
-import { createTunnel } from "../src/index.ts";
+import { spool, spoolFromEnv, type SpooledEnvelope, type SpoolOptions } from "../src/spool.ts";
+import { createTunnel, optionsFromEnv } from "../src/index.ts";
 import {
   TEST_DSN,
   batchOf,
@@ -26,7 +25,7 @@ import {
   tunnelUnderTest,
   type Took,
   type TunnelUnderTest,
-} from "../src/testing/test-harness.ts";
+} from "./support/test-harness.ts";
 
 /**
  * The spool where it runs: in workerd (Cloudflare's vitest integration), the tunnel as
@@ -38,7 +37,7 @@ const bindings = env as unknown as { TUNNEL_SPOOL_BUCKET: R2Bucket; TUNNEL_SPOOL
 const bucket = bindings.TUNNEL_SPOOL_BUCKET;
 const MiB = 1024 * 1024;
 /** Retries from 1 s (10 s in the README's `wrangler.toml`). */
-const FAST_RETRIES = { TUNNEL_SPOOL_RETRY_SECONDS: "1" };
+const FAST_RETRIES = { retrySeconds: 1 };
 
 const busy = () => new Response("busy", { status: 503 });
 const spoolObjects = async () => (await bucket.list({ prefix: "spool/" })).objects.map((object) => object.size);
@@ -115,7 +114,7 @@ async function drain(tunnel: TunnelUnderTest, timeoutMs = 30_000): Promise<void>
 
 describe("the spool: nothing the tunnel accepted is lost while Sentry is down", () => {
   it("keeps a ledger: every envelope answered 2xx during an outage arrives once, byte for byte but for sent_at", { timeout: 60_000 }, async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "1000", ...FAST_RETRIES }, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ timeoutMs: 1000, spool: { bucket, ...FAST_RETRIES } });
     const sizes = [200, 9_000, 70_000, 1 * MiB];
     const envelopes = Array.from({ length: 240 }, (_, index) => {
       const { id, body } = envelope({ sentAt: new Date(), attachmentBytes: sizes[index % 4]! });
@@ -171,7 +170,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
   });
 
   it("keeps a body of unknown length in hand too, and stores it whether Sentry fails under it or the breaker is open", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "2000" }, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ timeoutMs: 2000, spool: { bucket } });
     tunnel.sentry.answer = busy;
     const bodies = Array.from({ length: 4 }, () => envelope({ attachmentBytes: 150_000 }).body);
     for (const body of bodies) expect((await tunnel.post(chunked(body))).status).toBe(202);
@@ -182,7 +181,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
   });
 
   it("without a bucket, stores a body that fits in a message, and answers one that does not with an error, counted, whether its length was declared or not", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "2000" });
+    const tunnel = tunnelUnderTest({ timeoutMs: 2000 });
     tunnel.sentry.answer = busy;
     const [small, large] = [envelope().body, envelope({ attachmentBytes: 200_000 }).body];
     const answers = [await tunnel.post(chunked(small)), await tunnel.post(chunked(large)), await tunnel.post(large)];
@@ -237,7 +236,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
   });
 
   it("stores a body too large for a message in R2 once the breaker is open, and the consumer delivers each byte for byte from a real batch", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "2000", ...FAST_RETRIES }, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ timeoutMs: 2000, spool: { bucket, ...FAST_RETRIES } });
     tunnel.sentry.answer = busy;
     // Three small ones fail live and are stored as messages; then the breaker is open.
     const small = [envelope().body, envelope().body, envelope().body];
@@ -278,7 +277,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
   });
 
   it("stores nothing and sends Sentry nothing of a streamed body whose client goes away half way, and logs the client's failure", async () => {
-    const tunnel = tunnelUnderTest({}, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket } });
     const large = envelope({ attachmentBytes: 200_000 }).body;
     let sent = false;
     const goesAway = new ReadableStream<Uint8Array>({
@@ -299,7 +298,7 @@ describe("the spool: nothing the tunnel accepted is lost while Sentry is down", 
 
 describe("the spool keeps what Sentry refused out of it", () => {
   it.each([413, 400, 403])("passes Sentry's %i on and stores nothing", async (status) => {
-    const tunnel = tunnelUnderTest({}, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket } });
     tunnel.sentry.answer = () => Response.json({}, { status });
     const response = await tunnel.post(envelope().body);
     expect(response.status).toBe(status);
@@ -309,7 +308,7 @@ describe("the spool keeps what Sentry refused out of it", () => {
   });
 
   it("stores and delivers an envelope whose DSN carries a legacy secret, as the allowed DSN it is", async () => {
-    const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket, ...FAST_RETRIES } });
     tunnel.sentry.answer = busy;
     const legacy = TEST_DSN.replace("@", ":legacysecret@");
     const sent = new TextEncoder().encode(`${JSON.stringify({ dsn: legacy, event_id: "a".repeat(32) })}\n{"type":"event"}\n{}\n`);
@@ -322,7 +321,7 @@ describe("the spool keeps what Sentry refused out of it", () => {
   });
 
   it("gives Sentry the client's address and identity on a spooled envelope, as on the live forward", async () => {
-    const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket, ...FAST_RETRIES } });
     const client = {
       "cf-connecting-ip": "203.0.113.77",
       "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chromium/156",
@@ -345,7 +344,7 @@ describe("the spool keeps what Sentry refused out of it", () => {
   });
 
   it("holds Sentry's rate limit at the edge: that category waits, others and other DSNs pass, until it expires", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_ALLOWED_DSNS: OTHER_TEST_DSN }, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ allowedDsns: [OTHER_TEST_DSN], spool: { bucket } });
     let calls = 0;
     tunnel.sentry.answer = () => {
       calls += 1;
@@ -395,7 +394,7 @@ describe("the spool's consumer", () => {
   const spoolLines = (tunnel: TunnelUnderTest) => tunnel.lines.filter((line) => line.event === "tunnel_spool");
 
   it("delivers an envelope stored an hour ago with its sent_at moved by the wait, and its events untouched", async () => {
-    const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket, ...FAST_RETRIES } });
     const hourAgo = new Date(Date.now() - 61 * 60 * 1000);
     const { body } = envelope({ sentAt: hourAgo });
     expect((await consume(tunnel, message(body, hourAgo.getTime()))).explicitAcks).toEqual(["0"]);
@@ -408,14 +407,14 @@ describe("the spool's consumer", () => {
   });
 
   it("sends a sent_at it cannot move as it was, rather than retrying it for ever", async () => {
-    const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket, ...FAST_RETRIES } });
     const odd = new TextEncoder().encode(`${JSON.stringify({ dsn: TEST_DSN, event_id: "b".repeat(32), sent_at: "+275760-09-13T00:00:00.000Z" })}\n{"type":"event"}\n{}\n`);
     expect((await consume(tunnel, message(odd, Date.now() - 60_000))).explicitAcks).toEqual(["0"]);
     expect(equalBytes(tunnel.sentry.took[0]!.body, odd)).toBe(true);
   });
 
   it("keeps a gzip body compressed: a 19 MiB bomb of 19 KiB goes out at its own size, its sent_at moved", async () => {
-    const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket, ...FAST_RETRIES } });
     const hourAgo = new Date(Date.now() - 61 * 60 * 1000);
     const plain = concat(
       new TextEncoder().encode(`${JSON.stringify({ dsn: TEST_DSN, event_id: "c".repeat(32), sent_at: hourAgo.toISOString() })}\n{"type":"attachment","length":${19 * MiB}}\n`),
@@ -430,7 +429,7 @@ describe("the spool's consumer", () => {
   });
 
   it("drops an envelope older than 24 hours, with a log line, and never sends it", async () => {
-    const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket, ...FAST_RETRIES } });
     const old = Date.now() - 25 * 60 * 60 * 1000;
     await consume(tunnel, message(envelope({ sentAt: new Date(old) }).body, old));
     expect(spoolLines(tunnel)).toMatchObject([{ outcome: "expired" }]);
@@ -443,7 +442,7 @@ describe("the spool's consumer", () => {
   it("asks Sentry no more while it is down however deep the backlog: a batch's first envelope finds it down, and the rest wait unasked", async () => {
     const requestsFor = async (backlog: number) => {
       // The README's retry delay, 10 s: the consumer's probe comes once in that, far longer than this takes.
-      const tunnel = tunnelUnderTest({}, { TUNNEL_SPOOL_BUCKET: bucket });
+      const tunnel = tunnelUnderTest({ spool: { bucket } });
       tunnel.sentry.answer = busy;
       const messages = Array.from({ length: backlog }, () => message(envelope().body, Date.now()));
       // In batches as the queue hands them over, each one whole before the next.
@@ -459,7 +458,7 @@ describe("the spool's consumer", () => {
   });
 
   it("drops an envelope that Sentry answers with a redirect, which is never followed", async () => {
-    const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket, ...FAST_RETRIES } });
     tunnel.sentry.answer = () => new Response(null, { status: 307, headers: { location: "https://o4501.ingest.us.sentry.io/elsewhere" } });
     await consume(tunnel, message(envelope().body, Date.now()));
     expect(spoolLines(tunnel)).toEqual([expect.objectContaining({ outcome: "dropped" })]);
@@ -467,7 +466,7 @@ describe("the spool's consumer", () => {
   });
 
   it("drops an envelope that Sentry refuses with a 4xx, and retries one it answers 503", async () => {
-    const tunnel = tunnelUnderTest(FAST_RETRIES, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket, ...FAST_RETRIES } });
     tunnel.sentry.answer = () => new Response(null, { status: 400 });
     await consume(tunnel, message(envelope().body, Date.now()));
     expect(spoolLines(tunnel)).toEqual([expect.objectContaining({ outcome: "dropped", upstream_status: 400 })]);
@@ -483,7 +482,7 @@ describe("the spool's consumer", () => {
   });
 
   it("gives up a dead-lettered envelope at once: its R2 object deleted, the message acknowledged, the outcome logged", async () => {
-    const tunnel = tunnelUnderTest({}, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ spool: { bucket } });
     await bucket.put("spool/dead-one", envelope({ attachmentBytes: 200_000 }).body);
     const dead: SpooledEnvelope = { headers: { "content-type": "application/x-sentry-envelope" }, dsn: TEST_DSN, receivedAt: Date.now(), tries: 5, key: "spool/dead-one" };
     const batch = batchOf("tunnel-spool-dead", [dead]);
@@ -497,7 +496,7 @@ describe("the spool's consumer", () => {
 describe("the spool's bounds", () => {
   it("stores at most a client's byte budget, answers 503 with Retry-After past it, stores other clients' still, and tells Sentry", async () => {
     // Miniflare's Rate Limiting, three 256 KiB units per client per minute (`vitest.config.ts`), so that the test reaches the budget quickly.
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "1500", ...FAST_RETRIES }, { TUNNEL_SPOOL_BUCKET: bucket, TUNNEL_SPOOL_CLIENT_BUDGET: bindings.TUNNEL_SPOOL_CLIENT_BUDGET });
+    const tunnel = tunnelUnderTest({ timeoutMs: 1500, spool: { bucket, clientBudget: bindings.TUNNEL_SPOOL_CLIENT_BUDGET, ...FAST_RETRIES } });
     tunnel.sentry.answer = busy;
     const fill = async (client: string) => {
       const statuses: number[] = [];
@@ -545,7 +544,7 @@ describe("the breaker, fair to Sentry and to clients", () => {
     // Sentry answers after the deadline itself, 11 s in: only that share lets the answer be live.
     // Each timer may fire 2 s late (the body's end before 10 s, the answer before 13 s) and the
     // verdict stands, which a loaded machine's timer delays do not reach; 0.3 s did not hold.
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "10000", ...FAST_RETRIES }, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ timeoutMs: 10_000, spool: { bucket, ...FAST_RETRIES } });
     const posted = Date.now();
     tunnel.sentry.answer = () => new Promise((resolve) => setTimeout(() => resolve(Response.json(SENTRY_OK)), posted + 11_000 - Date.now()));
     const trickled = async () => {
@@ -659,18 +658,18 @@ describe("what the spool cannot keep is said", () => {
   const small = () => envelope().body;
   const large = () => envelope({ attachmentBytes: 300_000 }).body;
   const streamed = () => chunked(envelope({ attachmentBytes: 100_000 }).body);
-  type Failing = [string, Parameters<typeof tunnelUnderTest>[1], string, (() => Uint8Array | ReadableStream<Uint8Array>)[]];
+  type Failing = [string, Partial<SpoolOptions>, string, (() => Uint8Array | ReadableStream<Uint8Array>)[]];
   // Each kind of body: small, read whole in hand, and (while Sentry is still asked) streamed of unknown length.
   const failing: Failing[] = [
-    ["the queue rejects", { TUNNEL_SPOOL: { send: refuses }, TUNNEL_SPOOL_BUCKET: bucket }, "TUNNEL_SPOOL", [small, large, streamed, small, large, small]],
-    ["the bucket rejects", { TUNNEL_SPOOL_BUCKET: { ...bucket, put: refuses, get: bucket.get.bind(bucket), delete: bucket.delete.bind(bucket) } as unknown as R2Bucket }, "TUNNEL_SPOOL_BUCKET", [large, large, streamed, large, large, large]],
-    ["the client's budget rejects", { TUNNEL_SPOOL_BUCKET: bucket, TUNNEL_SPOOL_CLIENT_BUDGET: { limit: refuses } }, "TUNNEL_SPOOL_CLIENT_BUDGET", [large, large, large, large, large, large]],
-    ["the client's budget never answers", { TUNNEL_SPOOL_BUCKET: bucket, TUNNEL_SPOOL_CLIENT_BUDGET: { limit: hangs } }, "TUNNEL_SPOOL_CLIENT_BUDGET", [large, large, large, large, large, large]],
-    ["the queue never answers", { TUNNEL_SPOOL: { send: hangs } }, "TUNNEL_SPOOL", [small, small, small, small, small, small]],
+    ["the queue rejects", { queue: { send: refuses }, bucket }, "spool.queue", [small, large, streamed, small, large, small]],
+    ["the bucket rejects", { bucket: { ...bucket, put: refuses, get: bucket.get.bind(bucket), delete: bucket.delete.bind(bucket) } as unknown as R2Bucket }, "spool.bucket", [large, large, streamed, large, large, large]],
+    ["the client's budget rejects", { bucket, clientBudget: { limit: refuses } }, "spool.clientBudget", [large, large, large, large, large, large]],
+    ["the client's budget never answers", { bucket, clientBudget: { limit: hangs } }, "spool.clientBudget", [large, large, large, large, large, large]],
+    ["the queue never answers", { queue: { send: hangs } }, "spool.queue", [small, small, small, small, small, small]],
   ];
 
-  it.each(failing)("answers 503 spool_unavailable when %s, names it in the line, counts it for Sentry, and asks Sentry no more once it is known down", { timeout: 30_000 }, async (_case, bindings, binding, bodies) => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "800" }, bindings);
+  it.each(failing)("answers 503 spool_unavailable when %s, names it in the line, counts it for Sentry, and asks Sentry no more once it is known down", { timeout: 30_000 }, async (_case, spool, binding, bodies) => {
+    const tunnel = tunnelUnderTest({ timeoutMs: 800, spool });
     tunnel.sentry.answer = busy;
     const answers = [];
     for (const body of bodies) {
@@ -690,18 +689,18 @@ describe("what the spool cannot keep is said", () => {
   });
 
   it("stores within a share of its own what Sentry timed out under, and answers a binding that never answers by then", { timeout: 30_000 }, async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "600" }, { TUNNEL_SPOOL: { send: hangs } });
+    const tunnel = tunnelUnderTest({ timeoutMs: 600, spool: { queue: { send: hangs } } });
     tunnel.sentry.answer = neverAnswers;
     const started = Date.now();
     const response = await tunnel.post(small());
     expect([response.status, ((await response.json()) as { reason: string }).reason]).toEqual([503, "spool_unavailable"]);
     // The deadline (600 ms), then the spool's share of it (300 ms), and no wait for ever.
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(tunnel.lines.filter((line) => line.event === "tunnel")).toEqual([expect.objectContaining({ reason: "spool_unavailable", binding: "TUNNEL_SPOOL" })]);
+    expect(tunnel.lines.filter((line) => line.event === "tunnel")).toEqual([expect.objectContaining({ reason: "spool_unavailable", binding: "spool.queue" })]);
   });
 
   it("lets no client pin the memory kept in hand: bodies that are declared and never come hold nothing, and a visitor's envelope Sentry fails under is stored", { timeout: 30_000 }, async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "3000" }, { TUNNEL_SPOOL_BUCKET: bucket });
+    const tunnel = tunnelUnderTest({ timeoutMs: 3000, spool: { bucket } });
     tunnel.sentry.answer = busy;
     // Two strangers from one address each declare 16 MiB, half of the 32 MiB kept in hand: one sends
     // nothing after its headers, one its header line and a few bytes, and each then stalls.
@@ -734,7 +733,8 @@ describe("bindings given as the wrong thing", () => {
     ["TUNNEL_SPOOL", "tunnel-spool", "TUNNEL_SPOOL is not a Queue binding (got \"tunnel-spool\"): pass a [[queues.producers]] binding"],
     ["TUNNEL_SPOOL_TOTAL_BUDGET", "10", "TUNNEL_SPOOL_TOTAL_BUDGET is not a Workers Rate Limiting binding (got \"10\"): pass a [[ratelimits]] binding"],
   ])("refuses %s set as text in [vars], naming it, when the tunnel is built", (name, text, message) => {
-    expect(configRefusal(() => tunnelUnderTest({ [name]: text }))).toEqual({ variable: name, message });
+    const env = { SENTRY_DSN: TEST_DSN, TUNNEL_RATE_LIMITER: EVERY_CLIENT, TUNNEL_SPOOL: { send: async () => {} }, TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT, TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT, [name]: text };
+    expect(configRefusal(() => createTunnel({ ...optionsFromEnv(env), spool: spoolFromEnv(env) }))).toEqual({ variable: name, message });
   });
 
   it("refuses the wrong object given in code, naming the option", () => {

@@ -2,8 +2,8 @@ import { describe, expect, it, vi } from "vitest";
 
 import type { LogLine } from "../src/index.ts";
 import type { TunnelRuntime } from "../src/index.ts";
-import { answerOf, readTunnelSettings, tunnelFromEnv } from "../src/testing/test-settings.ts";
-import { EVERY_CLIENT, StubSentry, TEST_DSN, type TestEnv } from "../src/testing/harness.ts";
+import { answerOf, readTunnelSettings, tunnelFromEnv, type TestEnv } from "./support/test-settings.ts";
+import { EVERY_CLIENT, StubSentry, TEST_DSN } from "../src/testing/harness.ts";
 import type { TunnelWorker } from "../src/index.ts";
 
 const APP = "https://app.example.com";

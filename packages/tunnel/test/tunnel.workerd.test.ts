@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 
 import type { TunnelAnswerCode } from "../src/testing.ts";
 import type { LogLine } from "../src/index.ts";
-import { answerOf, tunnelFromEnv } from "../src/testing/test-settings.ts";
+import { answerOf, tunnelFromEnv } from "./support/test-settings.ts";
 import {
   TEST_DSN,
   TEST_TUNNEL,
@@ -17,7 +17,7 @@ import {
   neverAnswers,
   tunnelUnderTest,
   type TunnelUnderTest,
-} from "../src/testing/test-harness.ts";
+} from "./support/test-harness.ts";
 
 /**
  * The tunnel where it runs, as a client and Sentry see it: in workerd (Cloudflare's vitest
@@ -121,13 +121,13 @@ describe("delivery", () => {
   });
 
   it("sends a self-hosted DSN's envelope to its own path", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_ALLOWED_DSNS: SELF_HOSTED_DSN });
+    const tunnel = tunnelUnderTest({ allowedDsns: [SELF_HOSTED_DSN] });
     expect((await tunnel.post(envelope({ dsn: SELF_HOSTED_DSN }).body, {}, "/monitoring?p=77")).status).toBe(200);
     expect(tunnel.sentry.took[0]!.url).toBe("http://sentry.example.com/base/api/77/envelope/");
   });
 
   it("lets a listed partner origin, the app's own and a request without Origin through", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_ALLOWED_ORIGINS: PARTNER });
+    const tunnel = tunnelUnderTest({ allowedOrigins: [PARTNER] });
     for (const headers of [{ origin: PARTNER }, { origin: "https://app.example" }, {}]) expect((await tunnel.post(envelope().body, headers)).status).toBe(200);
     expect(tunnel.sentry.took).toHaveLength(3);
   });
@@ -167,7 +167,7 @@ describe("headers", () => {
   });
 
   it("passes a 429 with its rate-limit headers on, so the SDK backs off", async () => {
-    const tunnel = tunnelUnderTest({}, { TUNNEL_SPOOL: undefined });
+    const tunnel = tunnelUnderTest({ spool: false });
     tunnel.sentry.answer = () =>
       new Response('{"detail":"rate limited"}', {
         status: 429,
@@ -181,7 +181,7 @@ describe("headers", () => {
   });
 
   it("passes a 5xx on as it is when no spool is bound", async () => {
-    const tunnel = tunnelUnderTest({}, { TUNNEL_SPOOL: undefined });
+    const tunnel = tunnelUnderTest({ spool: false });
     tunnel.sentry.answer = () => new Response("busy", { status: 503, headers: { "content-type": "text/plain" } });
     const response = await tunnel.post(envelope().body);
     expect(response.status).toBe(503);
@@ -202,7 +202,7 @@ describe("headers", () => {
   });
 
   it("serves an HTML answer as plain text, never sniffed", async () => {
-    const tunnel = tunnelUnderTest({}, { TUNNEL_SPOOL: undefined });
+    const tunnel = tunnelUnderTest({ spool: false });
     tunnel.sentry.answer = () => new Response("<html><script>alert(document.cookie)</script></html>", { status: 403, headers: { "content-type": "text/html; charset=utf-8" } });
     const response = await tunnel.post(envelope().body);
     expect(response.status).toBe(403);
@@ -233,7 +233,7 @@ describe("headers", () => {
 
 describe("CORS for allowed partner origins only", () => {
   it("answers a partner's preflight, and lets it read Sentry's 429 and Retry-After", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_ALLOWED_ORIGINS: PARTNER });
+    const tunnel = tunnelUnderTest({ allowedOrigins: [PARTNER] });
     const preflight = await tunnel.fetch(TEST_TUNNEL, {
       method: "OPTIONS",
       headers: { origin: PARTNER, "access-control-request-method": "POST", "access-control-request-headers": "content-type" },
@@ -251,7 +251,7 @@ describe("CORS for allowed partner origins only", () => {
   });
 
   it("gives any other origin no CORS header at all", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_ALLOWED_ORIGINS: PARTNER });
+    const tunnel = tunnelUnderTest({ allowedOrigins: [PARTNER] });
     for (const response of [
       await tunnel.fetch(TEST_TUNNEL, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } }),
       await tunnel.post(envelope().body, { origin: "https://evil.example" }),
@@ -305,7 +305,7 @@ describe("refusals, none of which reach Sentry", () => {
   ];
 
   it.each(cases)("%s is refused with its reason", async (_name, send, status, reason) => {
-    const tunnel = tunnelUnderTest({ TUNNEL_ALLOWED_ORIGINS: PARTNER });
+    const tunnel = tunnelUnderTest({ allowedOrigins: [PARTNER] });
     const response = await send(tunnel);
     expect(response.status).toBe(status);
     expect(response.headers.get("content-type")).toBe("application/json");
@@ -341,7 +341,7 @@ describe("refusals, none of which reach Sentry", () => {
 
 describe("Sentry failing", () => {
   it("does not follow a redirect, and answers 502", async () => {
-    const tunnel = tunnelUnderTest({}, { TUNNEL_SPOOL: undefined });
+    const tunnel = tunnelUnderTest({ spool: false });
     tunnel.sentry.answer = () => new Response(null, { status: 307, headers: { location: "https://o4501.ingest.us.sentry.io/followed" } });
     const response = await tunnel.post(envelope().body);
     expect(response.status).toBe(502);
@@ -350,7 +350,7 @@ describe("Sentry failing", () => {
   });
 
   it("answers 504 when Sentry does not answer in time", async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "500" }, { TUNNEL_SPOOL: undefined });
+    const tunnel = tunnelUnderTest({ timeoutMs: 500, spool: false });
     tunnel.sentry.answer = neverAnswers;
     const response = await tunnel.post(envelope().body);
     expect(response.status).toBe(504);
@@ -363,7 +363,7 @@ describe("Sentry failing", () => {
   ] as const)(
     "answers by the deadline when Sentry's answer stalls mid-body, and its status decides: Sentry %s",
     async (_name, status, outcome, answered) => {
-      const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: "500", TUNNEL_LOG_FORWARDED: "on" });
+      const tunnel = tunnelUnderTest({ timeoutMs: 500, logForwarded: true });
       tunnel.sentry.answer = () =>
         new Response(
           new ReadableStream<Uint8Array>({
@@ -395,7 +395,7 @@ describe("one deadline, every phase", () => {
     ["with a length, after forwarding began", concat(head, new Uint8Array(200_000).fill(0x61)), 2 * MiB],
     ["small, with a length", head.subarray(0, 30), 2_000],
   ])("answers a body that stalls %s with 408 when the deadline runs out, and delivers nothing", async (_name, first, length) => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: String(TIMEOUT_MS) });
+    const tunnel = tunnelUnderTest({ timeoutMs: TIMEOUT_MS });
     const answer = await stalled(tunnel, first, length);
     expect(answer).toMatchObject({ status: 408, reason: "body_timeout" });
     // Not before it: a slow client is not cut short.
@@ -439,7 +439,7 @@ describe("a property: whatever arrives, however it arrives, the tunnel answers, 
   });
 
   it("never answers 5xx, answers by the deadline, and delivers exactly what it accepted, once", { timeout: 120_000 }, async () => {
-    const tunnel = tunnelUnderTest({ TUNNEL_TIMEOUT_MS: String(timeoutMs) }, { TUNNEL_SPOOL: undefined });
+    const tunnel = tunnelUnderTest({ timeoutMs, spool: false });
     let runs = 0;
     await fc.assert(
       fc.asyncProperty(encoded, sending, async ({ body, encoding }, { chunk: asked, stallAfter, declared }) => {
@@ -567,7 +567,7 @@ describe("load and limits", () => {
   }
 
   it("loses and duplicates nothing: 600 envelopes, 32 at a time, from 120 clients", { timeout: 60_000 }, async () => {
-    const tunnel = tunnelUnderTest({}, { TUNNEL_RATE_LIMITER: limiter });
+    const tunnel = tunnelUnderTest({ limiter });
     const sent = await sendAll(
       Array.from({ length: 600 }, (_, index) => async () => {
         const { id, body } = envelope({ attachmentBytes: [200, 9_000, 70_000][index % 3]! });
@@ -586,7 +586,7 @@ describe("load and limits", () => {
 
   it("limits one client to its share: 429 with Sentry's headers, and a limited envelope is never forwarded", async () => {
     // Miniflare's Rate Limiting, 60 requests per 10 s per client (`vitest.config.ts`, as the README's `wrangler.toml`).
-    const tunnel = tunnelUnderTest({}, { TUNNEL_RATE_LIMITER: limiter });
+    const tunnel = tunnelUnderTest({ limiter });
     const sent = await sendAll(
       Array.from({ length: 150 }, () => async () => {
         const { id, body } = envelope({ attachmentBytes: 500 });
@@ -610,7 +610,7 @@ describe("load and limits", () => {
   });
 
   it("spends nothing of a client's share on what another site's page can make its browser send (decision 028)", async () => {
-    const tunnel = tunnelUnderTest({}, { TUNNEL_RATE_LIMITER: limiter });
+    const tunnel = tunnelUnderTest({ limiter });
     const client = { "cf-connecting-ip": "203.0.113.99" };
     // Well past the share of 60: GETs (an <img>), another origin's POSTs (a no-cors fetch, a form,
     // a beacon), a page's preflight, and spellings no page is given, at every path the tunnel has.
@@ -643,7 +643,7 @@ describe("load and limits", () => {
   });
 
   it("holds one client to its share whatever its own pages post: refusals of its POSTs count too", async () => {
-    const tunnel = tunnelUnderTest({}, { TUNNEL_RATE_LIMITER: limiter });
+    const tunnel = tunnelUnderTest({ limiter });
     // Nothing but envelopes the tunnel refuses (their query names no project): they alone bring the client to its limit.
     const statuses: number[] = [];
     while (statuses.length < 200 && statuses.at(-1) !== 429) {

@@ -1,4 +1,5 @@
-import type { Delivered, Delivery } from "../stages/deliver.ts";
+import type { Delivery } from "../stages/deliver.ts";
+import type { Delivered } from "../stages/shipment.ts";
 import type { Keeping } from "../stages/keep.ts";
 import type { ReportTarget } from "../stages/admit.ts";
 import type { TunnelSettings } from "./settings.ts";

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 
 import type { TunnelEnv } from "./from-env.ts";
 import { ConfigError } from "../shared/variables.ts";
-import { readTunnelSettings, tunnelFromEnv } from "../testing/test-settings.ts";
+import { readTunnelSettings, tunnelFromEnv } from "../../test/support/test-settings.ts";
 import { configRefusal, EVERY_CLIENT, TEST_DSN } from "../testing/harness.ts";
 
 type TunnelVariables = TunnelEnv;

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 
 import { admit, createGate } from "./admit.ts";
 import type { ClientLimiter } from "../request/client-limiter.ts";
-import { readTunnelSettings } from "../testing/test-settings.ts";
+import { readTunnelSettings } from "../../test/support/test-settings.ts";
 import { compileAllowList } from "../upstream/allow-list.ts";
 import { TEST_DSN } from "../testing/harness.ts";
 

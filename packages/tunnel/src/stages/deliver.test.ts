@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { deliver } from "./deliver.ts";
 import { KEEP_STAGE } from "./keep.ts";
 import { receiveEnvelope } from "./receive.ts";
-import { readTunnelSettings } from "../testing/test-settings.ts";
+import { readTunnelSettings } from "../../test/support/test-settings.ts";
 import { Deadline } from "../shared/deadline.ts";
 import type { SpoolBudget } from "../spool/budget.ts";
 import { InHandBudget } from "../spool/in-hand.ts";

@@ -1,10 +1,9 @@
-import { sentryAnswer, tunnelAnswer, type Answer } from "./answers.ts";
+import { sentryAnswer, tunnelAnswer } from "./answers.ts";
 import type { ReceivedEnvelope } from "./receive.ts";
 import { joinChunks } from "../shared/body.ts";
 import type { Deadline } from "../shared/deadline.ts";
-import type { InHand } from "../spool/in-hand.ts";
 import type { Keeping } from "./keep.ts";
-import type { EnvelopeFacts } from "../spool/store.ts";
+import type { Delivered, Shipment } from "./shipment.ts";
 import type { ClientReports } from "../upstream/client-reports.ts";
 import { forwardEnvelope } from "../upstream/forward.ts";
 import { upstreamRequestHeaders } from "../upstream/header-policy.ts";
@@ -17,35 +16,6 @@ export interface Delivery {
   fetch: typeof fetch | undefined;
   /** What the spool or CSP reports add to the delivery (`keep.ts`), when given: without, Sentry's every answer is passed on as it came. */
   keep: Keeping | undefined;
-}
-
-export interface Delivered {
-  answer: Answer;
-  /** The bytes sent upstream, when a forward counted them. */
-  bytes: number | undefined;
-  upstreamStatus: number | null;
-  /**
-   * Answered without asking Sentry, which is known to be down (its breaker open): stored, or not
-   * stored, a loss. What was stored is the same news as every other envelope stored so, and its
-   * line is said once per project and window.
-   */
-  sentryKnownDown?: true;
-}
-
-/** One envelope on its way: what storing it needs besides its body. */
-export interface Shipment {
-  stored: EnvelopeFacts;
-  /** Where it goes: its breaker's key. */
-  upstreamUrl: string;
-  clientIp: string | null;
-  /** The body, when it was read whole (a small one, or one that ended with its header line). */
-  whole: Uint8Array | undefined;
-  /** The body read whole and not compressed, whose items a client report can count. */
-  plain: Uint8Array | undefined;
-  /** How long the stored envelope waits before the consumer reads it. */
-  delaySeconds?: number;
-  /** The copy of a streaming body kept while it goes to Sentry, or its want of one (`keepStreamed`). */
-  inHand?: InHand;
 }
 
 /**

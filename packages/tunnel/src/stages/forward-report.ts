@@ -1,6 +1,7 @@
 import type { ReportTarget } from "./admit.ts";
 import { sentryAnswer, tunnelAnswer, type Answer } from "./answers.ts";
-import type { Delivered, Delivery } from "./deliver.ts";
+import type { Delivery } from "./deliver.ts";
+import type { Delivered } from "./shipment.ts";
 import { readSecurityReport } from "../request/security-report.ts";
 import type { Deadline } from "../shared/deadline.ts";
 import { SECURITY_CATEGORY, type DiscardReason } from "../upstream/client-reports.ts";

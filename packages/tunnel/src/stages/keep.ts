@@ -1,5 +1,5 @@
 import { tunnelAnswer, type Answer } from "./answers.ts";
-import type { Delivered, Shipment } from "./deliver.ts";
+import type { Delivered, Shipment } from "./shipment.ts";
 import { envelopeItemTypes } from "../envelope/items.ts";
 import type { ReceivedEnvelope } from "./receive.ts";
 import { pipeAfter, readByScript, type BodyChunk } from "../shared/body.ts";

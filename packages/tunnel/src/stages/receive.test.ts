@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 
 import { scanCompressedHead } from "../envelope/inflate.ts";
 import { receiveEnvelope } from "./receive.ts";
-import { readTunnelSettings } from "../testing/test-settings.ts";
+import { readTunnelSettings } from "../../test/support/test-settings.ts";
 import { Deadline } from "../shared/deadline.ts";
 import { compileAllowList } from "../upstream/allow-list.ts";
 import { OTHER_TEST_DSN, TEST_DSN } from "../testing/harness.ts";

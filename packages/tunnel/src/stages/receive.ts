@@ -2,11 +2,11 @@ import { tunnelAnswer, type Answer, type TunnelAnswerCode } from "./answers.ts";
 import { contentEncodingOf, isUnrecognisedCoding, type ContentEncoding } from "../request/content-encoding.ts";
 import { checkEnvelopeDsn, type DsnAllowList } from "../upstream/allow-list.ts";
 import { readEnvelopeHead, type EnvelopeHead, type HeadResult, type ScanCompressed } from "../envelope/head.ts";
-import type { SpoolParts } from "../setup/capability.ts";
 import type { TunnelQuery } from "../request/query.ts";
 import { queryOf } from "../upstream/ingest.ts";
 import { wholeBody, type BodyChunk } from "../shared/body.ts";
 import { earlyEnd, type Deadline, type EarlyEnd } from "../shared/deadline.ts";
+import type { ReadRest } from "../spool/in-hand.ts";
 
 /** An envelope whose header line passed every check, and what its delivery needs. */
 export interface ReceivedEnvelope {
@@ -44,7 +44,7 @@ interface ReceiveParts {
   allowList: DsnAllowList;
   inflate: ScanCompressed | undefined;
   /** With a spool: reads the rest of a large body of declared length whole, in the memory it keeps in hand (`readInHand`). */
-  readRest: SpoolParts["readRest"] | undefined;
+  readRest: ReadRest | undefined;
 }
 
 /**

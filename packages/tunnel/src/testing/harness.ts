@@ -6,10 +6,10 @@ import { notFoundSentence } from "../stages/admit.ts";
 import { tunnelAnswer } from "../stages/answers.ts";
 import { compressedBodies } from "../compressed.ts";
 import { cspReports } from "../csp.ts";
-import { optionsFromEnv, type TunnelEnv } from "../setup/from-env.ts";
+import type { TunnelOptions } from "../setup/options.ts";
 import type { LogLine } from "../stages/log-line.ts";
 import { ConfigError } from "../shared/variables.ts";
-import { spoolFromEnv, type SpoolEnv } from "../spool.ts";
+import { spool, type SpoolOptions } from "../spool.ts";
 import type { SpooledEnvelope } from "../spool/store.ts";
 import { createTunnel } from "../setup/worker.ts";
 
@@ -144,34 +144,34 @@ export interface TunnelUnderTest {
 /** A rate limiter that never says no. */
 export const EVERY_CLIENT: Pick<RateLimit, "limit"> = { limit: async () => ({ success: true }) };
 
-/** The Worker variables and bindings a tunnel under test reads, as `wrangler.toml` would give them. */
-export type TestEnv = TunnelEnv & SpoolEnv;
+/**
+ * A tunnel's options as `createTunnel` takes them, but for `spool`: the spool's own options
+ * (`spool({ … })`'s), or `false` for a tunnel without one.
+ */
+export type TestTunnelOptions = Omit<Partial<TunnelOptions>, "spool"> & { spool?: Partial<SpoolOptions> | false };
 
 /**
- * The tunnel as a Worker that keeps its settings in `wrangler.toml` builds it, with every capability
- * (`optionsFromEnv`, `spoolFromEnv`, `cspReports`, `compressedBodies`), Sentry the stub, and its variables (the app's
- * DSN by default) and bindings: by default limiters and spool budgets that let every client
- * through, a dataset that keeps no data point, and a queue that keeps its messages in `stored`; a
- * binding given as `undefined` is left unbound.
+ * The tunnel with every capability, Sentry the stub, and `options` over these: the test DSN,
+ * limiters and spool budgets that let every client through (none when `limiter` is `"off"`), a
+ * dataset that keeps no data point, and a spool whose queue keeps its messages in `stored`.
  */
-export function tunnelUnderTest(variables: TestEnv = {}, bindings: { [Name in keyof TestEnv]?: TestEnv[Name] | undefined } = {}): TunnelUnderTest {
+export function tunnelUnderTest(options: TestTunnelOptions = {}): TunnelUnderTest {
   const sentry = new StubSentry();
   const stored: SpooledEnvelope[] = [];
   const lines: LogLine[] = [];
-  const env = Object.fromEntries(
-    Object.entries({
-      SENTRY_DSN: TEST_DSN,
-      TUNNEL_RATE_LIMITER: EVERY_CLIENT,
-      TUNNEL_SPOOL_CLIENT_BUDGET: EVERY_CLIENT,
-      TUNNEL_SPOOL_TOTAL_BUDGET: EVERY_CLIENT,
-      TUNNEL_ANALYTICS: { writeDataPoint: () => {} },
-      TUNNEL_SPOOL: { send: async (message: SpooledEnvelope) => void stored.push(structuredClone(message)) },
-      ...variables,
-      ...bindings,
-    }).filter(([, value]) => value !== undefined),
-  ) as TestEnv;
+  const { spool: spoolOptions = {}, ...given } = options;
+  const budgets = given.limiter === "off" ? {} : { clientBudget: EVERY_CLIENT, totalBudget: EVERY_CLIENT };
+  const queue = { send: async (message: SpooledEnvelope) => void stored.push(structuredClone(message)) };
   const tunnel = createTunnel(
-    { ...optionsFromEnv(env), spool: spoolFromEnv(env), cspReports: cspReports(), compressedBodies: compressedBodies() },
+    {
+      dsn: TEST_DSN,
+      limiter: EVERY_CLIENT,
+      analytics: { writeDataPoint: () => {} },
+      cspReports: cspReports(),
+      compressedBodies: compressedBodies(),
+      ...given,
+      spool: spoolOptions === false ? undefined : spool({ queue, ...budgets, ...spoolOptions }),
+    },
     { fetch: sentry.fetch, log: (line) => void lines.push(line) },
   );
   // A path the tunnel leaves to its host is answered as the tunnel refuses a path it does not serve.

@@ -1,13 +1,13 @@
 import { createMessageBatch } from "cloudflare:test";
 
-import type { SpooledEnvelope } from "../spool/store.ts";
+import type { SpooledEnvelope } from "../../src/spool/store.ts";
 
 /**
  * What the package's workerd tests (`*.workerd.test.ts`) have besides the shipped harness
  * (`testing.ts`): real message batches, which only Cloudflare's vitest integration makes, and byte
  * helpers. Not shipped: the build and the tarball leave it out.
  */
-export * from "./harness.ts";
+export * from "../../src/testing/harness.ts";
 
 export function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   const whole = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));

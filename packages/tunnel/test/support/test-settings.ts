@@ -1,12 +1,15 @@
-import { compressedBodies } from "../compressed.ts";
-import { cspReports } from "../csp.ts";
-import { optionsFromEnv, type TunnelEnv } from "../setup/from-env.ts";
-import type { TunnelRuntime } from "../setup/options.ts";
-import { settingNames } from "../shared/checks.ts";
-import { spoolFromEnv, type SpoolEnv } from "../spool.ts";
-import { createTunnel, type TunnelWorker } from "../setup/worker.ts";
-import { settingsOf, type TunnelSettings } from "../setup/settings.ts";
-import { EVERY_CLIENT } from "./harness.ts";
+import { compressedBodies } from "../../src/compressed.ts";
+import { cspReports } from "../../src/csp.ts";
+import { optionsFromEnv, type TunnelEnv } from "../../src/setup/from-env.ts";
+import type { TunnelRuntime } from "../../src/setup/options.ts";
+import { settingNames } from "../../src/shared/checks.ts";
+import { spoolFromEnv, type SpoolEnv } from "../../src/spool.ts";
+import { createTunnel, type TunnelWorker } from "../../src/setup/worker.ts";
+import { settingsOf, type TunnelSettings } from "../../src/setup/settings.ts";
+import { EVERY_CLIENT } from "../../src/testing/harness.ts";
+
+/** The Worker variables and bindings a tunnel built from `env` reads, as `wrangler.toml` would give them. */
+export type TestEnv = TunnelEnv & SpoolEnv;
 
 /**
  * For the package's tests of one stage: the settings a tunnel reads from `env`, with a limiter
