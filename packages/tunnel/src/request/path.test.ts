@@ -28,10 +28,10 @@ describe("isTunnelPathSpelling", () => {
     }
   });
 
-  it("takes a host's settings as they are (routes and Sentry's paths), as the README shows it", () => {
-    const settings = { routes: ["/k7q2x9", "/monitoring"], sentryPaths: ["/2icqaq"] };
-    for (const path of ["/K7Q2X9", "/k7q2x9/csp", "/2icqaq/", "/%32icqaq"]) expect(isTunnelPathSpelling(path, settings), path).toBe(true);
-    expect(isTunnelPathSpelling("/2icqaq/csp", settings)).toBe(false);
+  it("takes Sentry's own paths for envelopes, without a report path", () => {
+    const paths = tunnelPaths(["/k7q2x9", "/monitoring"], ["/2icqaq"]);
+    for (const path of ["/K7Q2X9", "/k7q2x9/csp", "/2icqaq/", "/%32icqaq"]) expect(isTunnelPathSpelling(path, paths), path).toBe(true);
+    expect(isTunnelPathSpelling("/2icqaq/csp", paths)).toBe(false);
   });
 
   it("puts a route's CSP reports beside it, and the original route's where they always were", () => {

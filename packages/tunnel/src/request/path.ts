@@ -33,22 +33,15 @@ export function isSentryPathShape(pathname: string): boolean {
   return /^\/[0-9a-z]{1,7}\/?$/.test(pathname);
 }
 
-/** What a host has of the paths served: its `TunnelSettings` (`routes`, `sentryPaths`). */
-interface ServedPaths {
-  routes: readonly string[];
-  sentryPaths?: readonly string[];
-}
-
 /**
  * Whether a path is some spelling of one the tunnel answers (by default, of `/monitoring` alone;
- * given a host's settings, of every path they serve): another case, percent-escapes (even
+ * given the tunnel's paths, of every one of them): another case, percent-escapes (even
  * doubled), repeated or trailing slashes. Remix's router matches several of these to its routes;
  * the Worker entry sends them all to the tunnel instead, which serves the exact paths only and
  * answers the rest 404, and the Worker's SDK traces none of them. Routes are lowercase, so a
  * lowercased spelling can be compared with them.
  */
-export function isTunnelPathSpelling(pathname: string, served: TunnelPaths | ServedPaths = ORIGINAL_ONLY): boolean {
-  const paths = "envelopes" in served ? served : tunnelPaths(served.routes, served.sentryPaths);
+export function isTunnelPathSpelling(pathname: string, paths: TunnelPaths = ORIGINAL_ONLY): boolean {
   const path = canonicalPath(pathname);
   return paths.envelopes.has(path) || paths.reports.has(path);
 }

@@ -154,12 +154,12 @@ function coreParts(settings: TunnelSettings, names: CoreParts["names"], analytic
 }
 
 /** With the limiter `"off"`, said on purpose: every client through, nothing asked. */
-const EVERY_CLIENT: ClientLimiter = async () => true;
+const NO_LIMIT: ClientLimiter = async () => true;
 
 /** The parts of the live path. */
 function tunnelParts(core: CoreParts, runtime: TunnelRuntime, spool?: SpoolParts, csp?: CspParts, compressed?: CompressedParts): TunnelParts {
   const { settings, now, log } = core;
-  const clientAllowed = settings.limiter ? createClientLimiter(settings.limiter, LIMITER_PERIOD_SECONDS, now, log) : EVERY_CLIENT;
+  const clientAllowed = settings.limiter ? createClientLimiter(settings.limiter, LIMITER_PERIOD_SECONDS, now, log) : NO_LIMIT;
   const delivery: Delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports: core.reports, fetch: core.fetch, keep: spool?.keep ?? csp?.keep };
   return {
     gate: createGate(settings, clientAllowed, core.allowList, csp !== undefined),

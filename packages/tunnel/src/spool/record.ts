@@ -51,7 +51,7 @@ interface SpoolRecords {
 
 /**
  * The one recorder of the spool's outcomes, for its consumer, its dead-letter handler and its heartbeat: the
- * log line, this isolate's counts, and an Analytics Engine data point (blobs: `spool`, the outcome;
+ * log line and an Analytics Engine data point (blobs: `spool`, the outcome;
  * doubles: 0 bytes, the age in ms, Sentry's status).
  */
 export function createSpoolRecorder({ log, analytics }: SpoolRecords): SpoolRecorder {

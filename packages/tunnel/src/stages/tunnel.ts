@@ -45,7 +45,7 @@ export function tunnelOf(parts: TunnelParts): Tunnel {
       served = await serveRequest(request, deadline, parts, receivedAt);
     } catch (error) {
       parts.reportError(error, request);
-      served = { answer: tunnelAnswer("internal_error"), facts: { ...NO_FACTS, kind: kindOfFailed(request, parts.gate) } };
+      served = { answer: tunnelAnswer("internal_error"), facts: { ...NO_FACTS, kind: kindAt(new URL(request.url).pathname, parts.gate) } };
     } finally {
       deadline.end();
     }
@@ -54,15 +54,6 @@ export function tunnelOf(parts: TunnelParts): Tunnel {
     recordRequest(served.answer, served.facts, receivedAt, request.headers.get("cf-connecting-ip"), parts.recorder);
     return served.answer.response;
   };
-}
-
-/** What a request the stages failed on posted, as far as it can still be read: the bug may be in reading it. */
-function kindOfFailed(request: Request, gate: Gate): RequestFacts["kind"] {
-  try {
-    return kindAt(new URL(request.url).pathname, gate);
-  } catch {
-    return "envelope";
-  }
 }
 
 interface Served {

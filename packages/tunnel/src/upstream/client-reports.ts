@@ -4,6 +4,7 @@ import { envelopeItemTypes } from "../envelope/items.ts";
 import { utf8Bytes, type BodyChunk } from "../shared/body.ts";
 import { Deadline } from "../shared/deadline.ts";
 import type { DsnAllowList } from "./allow-list.ts";
+import { fateOfStatus } from "./fate.ts";
 import { forwardWhole } from "./forward.ts";
 
 /**
@@ -186,7 +187,7 @@ export function createClientReports(settings: ClientReportSettings, runtime: Cli
         deadline,
         fetch,
       });
-      if (!forwarded.ok || forwarded.answer.status >= 500) ledger.giveBack(report);
+      if (!forwarded.ok || fateOfStatus(forwarded.answer.status) === "unavailable") ledger.giveBack(report);
     } finally {
       deadline.end();
     }
