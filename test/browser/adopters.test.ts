@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -13,38 +14,25 @@ import { launchChromium, newVisitor } from "../support/chromium";
 import { buildEnvelope } from "../support/envelopes";
 import { FakeIngest } from "../support/fake-ingest";
 import { APP_DSN, APP_ROUTE } from "../support/worker";
-import { bundleFixture, root } from "../support/workerd";
+import { root } from "../support/workerd";
+import { wranglerWorker } from "../../scripts/wrangler-config";
 import { packTheTunnel, README, readmeBlock } from "../support/package-readme";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev";
 
 const run = promisify(execFile);
 const rootPackage = JSON.parse(readFileSync(`${root}package.json`, "utf8")) as { devDependencies: Record<string, string> };
+/** The esbuild an adopter's `npm install --save-dev esbuild` gets beside the vitest plugin: the plugin's own (this project pins an older one for Remix). */
+const ADOPTERS_ESBUILD = (JSON.parse(readFileSync(createRequire(`${root}node_modules/@cloudflare/vitest-plugin/package.json`).resolve("esbuild/package.json"), "utf8")) as { version: string }).version;
 
 /** Where the README's full Worker leaves an adopter's own queues, and what the test's adopter does there: it logs each message and acknowledges it. */
 const OWN_QUEUES_COMMENT = "// Your own queues' batches: handle them here.";
 const OWN_QUEUE_HANDLING = "for (const message of batch.messages) { console.log(JSON.stringify({ own_queue: message.body })); message.ack(); }";
 
 /**
- * Sentry's hosts, reached at the loopback stand-in (`INGEST_ORIGIN`) instead: imported before the
- * README's Worker, so that the `fetch` the tunnel takes when it loads is this one. The README's
- * code is left as it is: the minimal Worker has no setting for another upstream, and needs none.
- */
-const TO_THE_STAND_IN = `import { env } from "cloudflare:workers";
-
-const runtimeFetch = globalThis.fetch.bind(globalThis);
-globalThis.fetch = (input, init) => {
-  const url = new URL(input instanceof Request ? input.url : String(input));
-  if (!url.hostname.endsWith(".sentry.io")) return runtimeFetch(input, init);
-  return runtimeFetch(new Request(\`\${String(Reflect.get(env, "INGEST_ORIGIN"))}\${url.pathname}\${url.search}\`, input instanceof Request ? input : init), input instanceof Request ? undefined : init);
-};
-`;
-
-/**
  * An adopter's Worker around the README's entry (`readme-worker.ts`): one route of its own that
  * sends a message to a queue of its own, which the README's `queue()` then hands to the adopter's code.
  */
-const WITH_A_QUEUE_OF_ITS_OWN = `import "./to-the-stand-in";
-import readme from "./readme-worker";
+const WITH_A_QUEUE_OF_ITS_OWN = `import readme from "./readme-worker";
 
 const answer: ExportedHandlerFetchHandler<Env> = readme.fetch;
 
@@ -71,38 +59,57 @@ max_batch_timeout = 1
 
 /** The two Workers an adopter would write, each from the README alone: its \`worker.ts\` and its whole \`wrangler.toml\`. */
 const ADOPTERS = [
-  { name: "minimal", entry: readmeBlock("## A minimal Worker", "ts"), toml: readmeBlock("## A minimal Worker", "toml"), spool: false },
-  { name: "full", entry: readmeBlock("## The full Worker", "ts"), toml: readmeBlock("## The full Worker", "toml"), spool: true },
+  { name: "minimal", entry: readmeBlock("## A minimal Worker", "ts"), toml: readmeBlock("## A minimal Worker", "toml"), jsonc: readmeBlock("## A minimal Worker", "jsonc"), spool: false },
+  { name: "full", entry: readmeBlock("## The full Worker", "ts"), toml: readmeBlock("## The full Worker", "toml"), jsonc: readmeBlock("## The full Worker", "jsonc"), spool: true },
 ];
 
-/** The README's test of an adopter's own Worker, run in the full Worker's project with vitest. */
-const ADOPTERS_TEST = readmeBlock("## Testing your Worker", "ts");
-/** The README's page script, bundled with the SDK the page would have. */
+/** What the README has an adopter write besides the Worker: the page's script and tag, `.dev.vars`, and the tests' builder, config and test. */
 const PAGE_SCRIPT = readmeBlock("**The page side.**", "ts");
+const PAGE_TAG = readmeBlock("Each page loads it as a module", "html");
+const DEV_VARS = readmeBlock("`.dev.vars`, for `npx wrangler dev` only", "dotenv");
+const BUILDER = readmeBlock("## Testing your Worker", "ts");
+const VITEST_CONFIG = readmeBlock("`package.json`), which gives them", "ts");
+const ADOPTERS_TEST = readmeBlock("`tunnel.test.ts`, run by `npx vitest`", "ts");
+/** The README's own command for the page's script. */
+const BUNDLE_COMMAND = /npx (esbuild page\.ts [^\n]+)/.exec(PAGE_SCRIPT)![1]!.split(" ");
 
 /**
- * A new project outside this one, so that nothing of ours resolves from above it: the README's
- * entry and its whole \`wrangler.toml\` (the name and date as given), the tarball installed with
- * npm, \`wrangler types\` for its \`Env\`, \`@tsconfig/strictest\`, and vitest for the README's test.
+ * A new project outside this one, so that nothing of ours resolves from above it, from the README
+ * alone: its entry and whole `wrangler.toml` (the name and date as given), `.dev.vars` with the
+ * loopback ingest for Spotlight's origin, the page (its tag, and its script bundled by the README's
+ * own command, reporting one error), the tests' builder, config and test, the tarball and the
+ * README's other packages installed with npm, and `wrangler types` for its `Env`.
  */
-async function adoptersProject(adopter: (typeof ADOPTERS)[number], tarball: string): Promise<string> {
+async function adoptersProject(adopter: (typeof ADOPTERS)[number], tarball: string, ingest: FakeIngest): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), `adopter-${adopter.name}-`));
+  mkdirSync(join(dir, "public"));
   writeFileSync(join(dir, "wrangler.toml"), `${adopter.toml}${adopter.spool ? OWN_QUEUE_TOML : ""}`);
+  writeFileSync(join(dir, ".dev.vars"), DEV_VARS.replace("http://localhost:8969", ingest.origin));
   if (adopter.spool && !adopter.entry.includes(OWN_QUEUES_COMMENT)) throw new Error(`the README's ${adopter.name} entry no longer says "${OWN_QUEUES_COMMENT}"`);
-  writeFileSync(join(dir, "readme-worker.ts"), adopter.entry.replace(OWN_QUEUES_COMMENT, OWN_QUEUE_HANDLING));
-  writeFileSync(join(dir, "to-the-stand-in.ts"), TO_THE_STAND_IN);
-  writeFileSync(join(dir, "worker.ts"), adopter.spool ? WITH_A_QUEUE_OF_ITS_OWN : 'import "./to-the-stand-in";\nexport { default } from "./readme-worker";\n');
-  if (adopter.spool) writeFileSync(join(dir, "tunnel.test.ts"), ADOPTERS_TEST);
+  if (adopter.spool) {
+    writeFileSync(join(dir, "readme-worker.ts"), adopter.entry.replace(OWN_QUEUES_COMMENT, OWN_QUEUE_HANDLING));
+    writeFileSync(join(dir, "worker.ts"), WITH_A_QUEUE_OF_ITS_OWN);
+  } else {
+    writeFileSync(join(dir, "worker.ts"), adopter.entry);
+    writeFileSync(join(dir, "tunnel.ts"), BUILDER);
+    writeFileSync(join(dir, "vitest.config.ts"), VITEST_CONFIG);
+    writeFileSync(join(dir, "tunnel.test.ts"), ADOPTERS_TEST);
+  }
+  // The page's script with this project's DSN, and an error to report.
+  writeFileSync(join(dir, "page.ts"), `${PAGE_SCRIPT.replace(/dsn: "[^"]+"/, `dsn: "${APP_DSN}"`)}\nSentry.captureException(new Error("The README's page script"));\n`);
+  writeFileSync(join(dir, "public/index.html"), PAGE_TAG);
+  const versions = rootPackage.devDependencies;
   writeFileSync(
     join(dir, "package.json"),
     JSON.stringify({
       name: `adopter-${adopter.name}`,
       private: true,
       type: "module",
-      dependencies: { "@edge-monitoring/tunnel": `file:${tarball}` },
+      dependencies: { "@edge-monitoring/tunnel": `file:${tarball}`, "@sentry/browser": versions["sentry-browser-11"]!.replace("npm:@sentry/browser@", "") },
       devDependencies: {
-        "@tsconfig/strictest": rootPackage.devDependencies["@tsconfig/strictest"],
-        ...(adopter.spool ? { vitest: rootPackage.devDependencies["vitest"] } : {}),
+        "@tsconfig/strictest": versions["@tsconfig/strictest"],
+        esbuild: ADOPTERS_ESBUILD,
+        ...(adopter.spool ? {} : { vitest: versions["vitest"], "@cloudflare/vitest-plugin": versions["@cloudflare/vitest-plugin"] }),
       },
     }),
   );
@@ -111,20 +118,33 @@ async function adoptersProject(adopter: (typeof ADOPTERS)[number], tarball: stri
     JSON.stringify({
       extends: "@tsconfig/strictest/tsconfig.json",
       include: ["*.ts"],
-      compilerOptions: { noEmit: true, target: "ES2022", module: "ESNext", moduleResolution: "Bundler", lib: ["ES2023"], types: [] },
+      exclude: ["page.ts"],
+      compilerOptions: { noEmit: true, target: "ES2022", module: "ESNext", moduleResolution: "Bundler", lib: ["ES2023"], types: adopter.spool ? [] : ["@cloudflare/vitest-plugin/types"] },
     }),
   );
   await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: dir });
+  await run(join(dir, "node_modules/.bin/esbuild"), BUNDLE_COMMAND.slice(1), { cwd: dir });
   await run(`${root}node_modules/.bin/wrangler`, ["types"], { cwd: dir, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
   return dir;
 }
 
 describe("the package README's code", () => {
-  it("runs every TypeScript and TOML block below, or says of one that it is not run as written", () => {
-    const run = new Set([...ADOPTERS.flatMap(({ entry, toml }) => [entry, toml]), ADOPTERS_TEST, PAGE_SCRIPT]);
-    const blocks = [...README.matchAll(/```(ts|toml)\n([\s\S]*?)```/g)].map((match) => ({ code: match[2]!, before: README.slice(Math.max(0, match.index - 200), match.index) }));
+  it("runs every TypeScript, TOML, JSONC, HTML and .dev.vars block below, or says of one that it is not run as written", () => {
+    const run = new Set([...ADOPTERS.flatMap(({ entry, toml, jsonc }) => [entry, toml, jsonc]), PAGE_SCRIPT, PAGE_TAG, DEV_VARS, BUILDER, VITEST_CONFIG, ADOPTERS_TEST]);
+    const blocks = [...README.matchAll(/```(ts|toml|jsonc|html|dotenv)\n([\s\S]*?)```/g)].map((match) => ({ code: match[2]!, before: README.slice(Math.max(0, match.index - 200), match.index) }));
     const unaccounted = blocks.filter(({ code, before }) => !run.has(code) && !before.includes("Not run as written"));
     expect(unaccounted.map(({ code }) => code.split("\n")[0])).toEqual([]);
+  });
+
+  it.each(ADOPTERS)("gives the $name Worker's wrangler.jsonc as the same configuration as its wrangler.toml, as wrangler reads them", ({ toml, jsonc }) => {
+    const dir = mkdtempSync(join(tmpdir(), "readme-config-"));
+    try {
+      writeFileSync(join(dir, "wrangler.toml"), toml);
+      writeFileSync(join(dir, "wrangler.jsonc"), jsonc);
+      expect(wranglerWorker(join(dir, "wrangler.jsonc"))).toEqual(wranglerWorker(join(dir, "wrangler.toml")));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -144,8 +164,9 @@ describe.each(ADOPTERS)("an adopter's $name Worker, from the package's tarball a
   let ingest: FakeIngest;
   let server: DevServer;
   beforeAll(async () => {
-    [dir, ingest] = await Promise.all([adoptersProject(adopter, tarball), FakeIngest.start()]);
-    server = await startWranglerDev({ SENTRY_DSN: APP_DSN, INGEST_ORIGIN: ingest.origin, TUNNEL_TIMEOUT_MS: "1500", TUNNEL_SPOOL_RETRY_SECONDS: "1" }, { project: dir });
+    ingest = await FakeIngest.start();
+    dir = await adoptersProject(adopter, tarball, ingest);
+    server = await startWranglerDev({ SENTRY_DSN: APP_DSN, TUNNEL_TIMEOUT_MS: "1500", TUNNEL_SPOOL_RETRY_SECONDS: "1" }, { project: dir });
   }, 240_000);
   afterAll(async () => {
     await server?.stop();
@@ -163,17 +184,11 @@ describe.each(ADOPTERS)("an adopter's $name Worker, from the package's tarball a
     expect(checked).toBe("");
   });
 
-  it("delivers an error from the README's page script, a stock SDK 11 that says tunnel: true", async () => {
+  it("delivers an error from the README's page, its script a stock SDK 11 that says tunnel: true, to the .dev.vars' Sentry on this machine", async () => {
     const page = await newVisitor(browser);
     const posted: string[] = [];
     page.on("request", (request) => void (request.method() === "POST" && posted.push(new URL(request.url()).pathname)));
     await page.goto(`${server.origin}/`, { waitUntil: "load" });
-    // The page script as the README gives it, with this project's DSN, the SDK under the name the
-    // project installs its 11 line by, and an error to report.
-    const script = PAGE_SCRIPT.replace('"@sentry/browser"', '"sentry-browser-11"').replace(/dsn: "[^"]+"/, `dsn: "${APP_DSN}"`);
-    const bundled = await bundleFixture(`readme-page-${adopter.name}.ts`, `${script}\nSentry.captureException(new Error("The README's page script"));\n`);
-    await page.addScriptTag({ content: readFileSync(bundled, "utf8"), type: "module" });
-
     const delivered = () => ingest.deliveries.find((delivery) => delivery.body.includes("The README's page script"));
     await eventually(() => delivered() !== undefined, 15_000);
     expect(delivered()!.url).toBe("/api/4502/envelope/?hsts=0");
@@ -182,7 +197,7 @@ describe.each(ADOPTERS)("an adopter's $name Worker, from the package's tarball a
     await page.close();
   });
 
-  it.runIf(adopter.spool)("passes the README's own test of an adopter's Worker, run with vitest", async () => {
+  it.runIf(!adopter.spool)("passes the README's own test in workerd, with the README's vitest configuration", async () => {
     const tested = await run(process.execPath, [join(dir, "node_modules/vitest/vitest.mjs"), "run"], { cwd: dir }).then(
       ({ stdout }) => stdout,
       (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? String(error)}`,
@@ -192,7 +207,8 @@ describe.each(ADOPTERS)("an adopter's $name Worker, from the package's tarball a
 
   it.runIf(adopter.spool)("keeps the messages of a queue of its own: the tunnel takes only its spool's batches", async () => {
     const message = `own-${Date.now()}`;
-    expect(await (await fetch(`${server.origin}/?own-queue=${message}`)).text()).toBe("queued");
+    // Not at `/`, which the README's page takes from the assets before the Worker is asked.
+    expect(await (await fetch(`${server.origin}/own?own-queue=${message}`)).text()).toBe("queued");
     await eventually(() => server.output().includes(JSON.stringify({ own_queue: message })), 30_000, { pollMs: 200 });
   });
 

@@ -11,7 +11,7 @@ const run = promisify(execFile);
 export const README = readFileSync(`${root}packages/tunnel/README.md`, "utf8");
 
 /** The README's code block that follows `marker`, exactly as the page gives it. */
-export function readmeBlock(marker: string, language: "ts" | "toml"): string {
+export function readmeBlock(marker: string, language: "ts" | "toml" | "jsonc" | "html" | "dotenv"): string {
   const from = README.indexOf(marker);
   const code = from === -1 ? undefined : new RegExp("```" + language + "\\n([\\s\\S]*?)```").exec(README.slice(from))?.[1];
   if (!code) throw new Error(`packages/tunnel/README.md has no ${language} block after "${marker}"`);

@@ -62,6 +62,10 @@ for (const args of steps) {
   const result = spawnSync("wrangler", args, { encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", FORCE_COLOR: "0" } });
   // Without the terminal's colour codes, which wrangler writes whatever it is told.
   const output = `${result.stdout ?? ""}${result.stderr ?? ""}`.replace(/\u001b\[[0-9;]*m/g, "");
+  if ((result.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
+    console.error("failed: wrangler was not found: install it (npm install --save-dev wrangler) and run this with npx, which finds it in node_modules");
+    process.exit(1);
+  }
   if (result.status === 0) {
     console.log(`done: wrangler ${args.join(" ")}`);
   } else if (/already exists|already taken|duplicate/i.test(output)) {

@@ -39,6 +39,7 @@ export const TUNNEL_ANSWERS = {
   internal_error: [500, "failed", "The tunnel failed on its own account; the failure has been reported."],
 } as const satisfies Record<string, readonly [number, "spooled" | "rejected" | "failed", string]>;
 
+/** The reason code of one of the tunnel's own answers: its JSON's `reason`, and its log line's. */
 export type TunnelAnswerCode = keyof typeof TUNNEL_ANSWERS;
 
 /** How a request ended, in the log line's words: Sentry answered, a partner's preflight, or one of the codes above. */
