@@ -323,11 +323,11 @@ describe("the tunnel: its record, priced", () => {
     ]);
   });
 
-  it("logs the envelope Sentry took when no Analytics Engine dataset is bound to count it, and says so", async () => {
+  it("says the envelopes Sentry took in a counted line when no Analytics Engine dataset is bound to count them, and says so", async () => {
     const { tunnel, worker, log } = tunnelWith({ variables: {} });
     await tunnel(envelopeRequest());
-    expect(log).toMatchObject([{ outcome: "forwarded", upstream_status: 200 }]);
-    expect(worker.describe().forwarded_lines).toMatch(/^on: TUNNEL_ANALYTICS is not given/);
+    expect(log).toMatchObject([{ outcome: "forwarded", upstream_status: 200, repeats: 0 }]);
+    expect(worker.describe().forwarded_lines).toMatch(/^counted: TUNNEL_ANALYTICS is not given/);
   });
 
   it("logs the envelope Sentry took too with TUNNEL_LOG_FORWARDED=on, and refuses any other value at start", async () => {

@@ -5,9 +5,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import type { TunnelAnswerCode } from "../src/testing.ts";
-import type { LogLine } from "../src/index.ts";
+import { createTunnel, type LogLine } from "../src/index.ts";
 import { answerOf, tunnelFromEnv } from "./support/test-settings.ts";
 import {
+  EVERY_CLIENT,
+  SENTRY_OK,
+  StubSentry,
   TEST_DSN,
   TEST_TUNNEL,
   concat,
@@ -654,6 +657,43 @@ describe("load and limits", () => {
     expect(statuses.at(-1)).toBe(429);
     expect(statuses.length).toBeGreaterThan(60);
     expect(new Set(statuses.slice(0, 60))).toEqual(new Set([403]));
+  });
+
+  it("counts the envelopes Sentry took in a line per project, status and window when no dataset counts them: 500 in one window are a few lines, a loss among them its own", async () => {
+    let now = Date.UTC(2026, 11, 7, 12, 0, 0);
+    const run = (analytics: { writeDataPoint: () => void } | undefined) => {
+      const sentry = new StubSentry();
+      const lines: LogLine[] = [];
+      const tunnel = createTunnel({ dsn: TEST_DSN, limiter: EVERY_CLIENT, analytics }, { fetch: sentry.fetch, log: (line) => void lines.push(line), now: () => now });
+      const post = async () => {
+        const { body } = envelope();
+        const request = new Request(`https://app.example${tunnel.pageUrl()}`, { method: "POST", body, headers: { "content-length": String(body.byteLength) } });
+        return (await tunnel.handle(request))!.status;
+      };
+      return { sentry, lines, tunnel, post };
+    };
+    const counted = run(undefined);
+    for (let sent = 0; sent < 500; sent += 1) {
+      now += 10;
+      // One in the middle meets Sentry failing: a loss, with no spool to keep it.
+      if (sent === 250) counted.sentry.answer = () => new Response("busy", { status: 503 });
+      expect(await counted.post()).toBe(sent === 250 ? 503 : 200);
+      counted.sentry.answer = () => Response.json(SENTRY_OK);
+    }
+    // A later window's request brings out what is still held.
+    now += 20_000;
+    await counted.tunnel.handle(new Request(`https://app.example${counted.tunnel.pageUrl()}`));
+    const tunnelLines = counted.lines.filter((line): line is Extract<LogLine, { event: "tunnel" }> => line.event === "tunnel");
+    const took = tunnelLines.filter((line) => line.outcome === "forwarded" && line.upstream_status === 200);
+    expect(took.length).toBeLessThanOrEqual(4);
+    expect(took.reduce((sum, line) => sum + 1 + (line.repeats ?? 0), 0)).toBe(499);
+    expect(tunnelLines.filter((line) => line.upstream_status === 503)).toEqual([expect.objectContaining({ outcome: "forwarded", status: 503 })]);
+
+    const points: unknown[] = [];
+    const withDataset = run({ writeDataPoint: () => void points.push(1) });
+    for (let sent = 0; sent < 500; sent += 1) expect(await withDataset.post()).toBe(200);
+    expect(points).toHaveLength(500);
+    expect(withDataset.lines.filter((line) => line.event === "tunnel")).toEqual([]);
   });
 
   it("writes a bounded number of lines for a client's refusals, however many: one per reason and window, each carrying the count", async () => {

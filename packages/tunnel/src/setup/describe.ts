@@ -51,6 +51,6 @@ export function describeTunnel(
       ? `off: an envelope Sentry took is counted in Analytics Engine, not logged; refusals, failures and the spool are (${names("logForwarded")} on logs it)`
       : settings.logForwardedAsked
         ? `on: every envelope Sentry took is logged too (${names("logForwarded")})`
-        : `on: ${names("analytics")} is not given, so every envelope Sentry took is logged instead of counted`,
+        : `counted: ${names("analytics")} is not given, so the envelopes Sentry took are counted in a line per project, status and window of ${LIMITER_PERIOD_SECONDS} s (repeats)`,
   };
 }

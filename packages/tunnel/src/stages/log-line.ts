@@ -54,16 +54,22 @@ export interface Recorder {
   log: (line: TunnelLogLine) => void;
   /**
    * Where lines that repeat go instead: a refusal's, one per client, reason and window; that of an
-   * envelope stored while Sentry is known down, one per project and window.
+   * envelope stored while Sentry is known down, and, with `countsRoutine`, of one Sentry took, one
+   * per project, status and window.
    */
   repeated: RepeatedLines<TunnelLogLine>;
+  /**
+   * No Analytics Engine dataset to count them, and no line for each asked for (`logForwarded`):
+   * the envelopes Sentry took and the preflights are counted in lines per window, not written alone.
+   */
+  countsRoutine: boolean;
   analytics: Pick<AnalyticsEngineDataset, "writeDataPoint">;
   /** The tunnel's clock, which also stamped the request's arrival. */
   now: () => number;
 }
 
 /** Writes the request's log line (one that repeats as {@link Recorder.repeated} allows) and its Analytics Engine data point. */
-export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: number, client: string | null, { log, repeated, analytics, now }: Recorder): void {
+export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: number, client: string | null, { log, repeated, countsRoutine, analytics, now }: Recorder): void {
   const { query } = facts;
   const line: TunnelLogLine = {
     event: "tunnel",
@@ -81,9 +87,11 @@ export function recordRequest(answer: Answer, facts: RequestFacts, receivedAt: n
   };
   if (line.outcome === "rejected") repeated.say(client, `${line.kind} ${line.reason} ${line.status}`, line);
   // While Sentry is down, every envelope stored unasked is the same news: no client's, but its
-  // project's. One that could not be stored is a loss, and keeps a line of its own.
-  else if (facts.sentryKnownDown && line.outcome === "spooled") repeated.say(null, `${line.kind} ${line.reason} ${line.org}/${line.project}/${line.region}`, line);
-  else {
+  // project's; so is every envelope Sentry took, where no data point counts it. One that could not
+  // be stored is a loss, and keeps a line of its own.
+  else if ((facts.sentryKnownDown && line.outcome === "spooled") || (countsRoutine && isRoutine(line))) {
+    repeated.say(null, `${line.kind} ${line.reason ?? line.upstream_status} ${line.org}/${line.project}/${line.region}`, line);
+  } else {
     repeated.flush();
     log(line);
   }
