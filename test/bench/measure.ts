@@ -1,10 +1,11 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 
 import { fetchOnce } from "../support/http";
+import { readmeBlock } from "../support/package-readme";
 import { APP_DSN } from "../support/worker";
 import { bundleFixture, root, startFixture, startWorkerd, wranglerCompatibility, type Workerd } from "../support/workerd";
 import { onTheWorkersCore } from "./cores";
@@ -235,6 +236,21 @@ export async function startExamplesShapeWorker(ingestOrigin: string, record = fa
 }
 
 /** `@sentry/core`'s `handleTunnelRequest`, bundled into a Worker, without the asset router; `record` keeps what it logs. */
+/**
+ * The package README's minimal Worker as an adopter copies it, bundled with the package's `dist/`,
+ * sending to the loopback ingest through its own `TUNNEL_UPSTREAM_ORIGIN`; its limiter a binding
+ * that always admits (`test/bench/fixtures/admitting-limiter.ts`).
+ */
+export async function startReadmeMinimalWorker(ingestOrigin: string): Promise<Workerd> {
+  mkdirSync(`${root}.cache`, { recursive: true });
+  writeFileSync(`${root}.cache/readme-minimal-worker.ts`, readmeBlock("## A minimal Worker", "ts"));
+  const script = await bundleFixture("test/bench/fixtures/readme-minimal.ts", 'import "./test/bench/fixtures/admitting-limiter.ts";\nexport { default } from "./.cache/readme-minimal-worker.ts";\n');
+  const limiter = { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 60, period: 10 as const } } };
+  return onTheWorkersCore(
+    startWorkerd({ modules: [{ type: "ESModule", path: script }], ...wranglerCompatibility(), bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingestOrigin }, ratelimits: limiter }, DROP_OUTPUT),
+  );
+}
+
 export function startCoreTunnelWorker(ingestOrigin: string, record = false): Promise<Workerd> {
   return onTheWorkersCore(startFixture("test/bench/fixtures/core-tunnel.ts", { bindings: { DSN: APP_DSN, UPSTREAM_ORIGIN: ingestOrigin } }, record ? KEEP_OUTPUT : DROP_OUTPUT));
 }

@@ -6,6 +6,7 @@ import { APP_ROUTE } from "../support/worker";
 import { root, type Workerd } from "../support/workerd";
 import { CORES_USED } from "./cores";
 import {
+  startReadmeMinimalWorker,
   cpuUnderOneLoad,
   envelopeOf,
   inRotation,
@@ -48,7 +49,7 @@ interface Candidate {
  * `npm run bench:peers`: the tunnel's own cost, side by side with its peers, all in workerd and
  * none behind the asset router (which Cloudflare does not charge to the Worker), against a bare
  * pass-through Worker. Every candidate runs in each round, in a rotating order; each figure is the
- * median over rounds of its ratio to the control in the same round. Seven candidates, four sizes
+ * median over rounds of its ratio to the control in the same round. Eight candidates (the package README's minimal Worker among them), four sizes
  * and the 15 MiB latency, five rounds each: some seven minutes.
  */
 it("measures the tunnel and its peers against a bare pass-through, without the asset router", async () => {
@@ -70,6 +71,7 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
       worker: await startTunnelWorker(ingest.origin, { router: false, rateLimiter: "in-isolate" }),
       path: APP_ROUTE,
     },
+    { name: "the package README's minimal Worker", worker: await startReadmeMinimalWorker(ingest.origin), path: APP_ROUTE },
   ];
   const huge = envelopeOf(15 * MiB, "attachment");
   const rates = new Map<string, number[]>();
@@ -98,7 +100,7 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
     // The 10 KB load again, every peer at once: the figure the CPU budgets are read from, since
     // loads taken in turn catch whatever else the host runs in some turns and not others.
     const [, tenKilobytes, tenKilobytesType, tenKilobytesConnections] = SIZES.find(([label]) => label === "10 KB")!;
-    const peers = [candidates[0]!, candidates[2]!, candidates[3]!, candidates[4]!];
+    const peers = [candidates[0]!, candidates[2]!, candidates[3]!, candidates[4]!, candidates[7]!];
     const shared = await cpuUnderOneLoad(
       peers.map(({ name, worker, path }) => ({ name, worker, url: `${worker.origin}${path}` })),
       { body: envelopeOf(tenKilobytes, tenKilobytesType), connections: tenKilobytesConnections, rounds: ROUNDS },
@@ -162,6 +164,14 @@ it("measures the tunnel and its peers against a bare pass-through, without the a
       ["ours' CPU at 10 KB × the examples' shape, loaded in turn", cpuOf(ours, "10 KB") / cpuOf(examples, "10 KB"), { max: 1.15 }],
       ["ours' memory growth over 20 × 15 MiB, MB", oursGrowth, { max: 16 }],
     ];
+    // What an adopter gets, against what Sentry's own tunnel gives them.
+    const minimal = candidates[7]!.name;
+    const sentryOwn = candidates[3]!.name;
+    budgets.push(
+      ["the README's minimal Worker at 10 KB × Sentry's own", ratio(minimal, "10 KB") / ratio(sentryOwn, "10 KB"), { min: 1.2 }],
+      ["the README's minimal Worker's CPU at 10 KB × Sentry's own, all loaded at once", sharedRatio(minimal, sentryOwn), { max: 0.85 }],
+      ["the README's minimal Worker's CPU at 10 KB × Sentry's own, loaded in turn", cpuOf(minimal, "10 KB") / cpuOf(sentryOwn, "10 KB"), { max: 0.85 }],
+    );
     console.log(BUDGETS_ONLY_REPORT);
     for (const [figure, value, budget] of budgets) console.log(`${budgetVerdict(value, budget)}: ${figure} (${value.toFixed(2)})`);
     console.log(`memory growth over 20 × 15 MiB: ours ${oursGrowth.toFixed(1)} MB, control ${controlGrowth.toFixed(1)} MB`);
