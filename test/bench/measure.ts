@@ -172,7 +172,7 @@ export async function startTunnelWorker(
   const limiter = { ratelimits: { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000_000_000, period: 10 as const } } } };
   const script =
     rateLimiter === "in-isolate"
-      ? await bundleFixture(IN_ISOLATE_LIMITER, `import "./${IN_ISOLATE_LIMITER}";\nexport { default } from "./${relative(root, build)}";\n`)
+      ? await bundleFixture(IN_ISOLATE_LIMITER, `import { plant } from "./${IN_ISOLATE_LIMITER}";\nplant();\nexport { default } from "./${relative(root, build)}";\n`)
       : build;
   return onTheWorkersCore(
     startWorkerd(
@@ -244,7 +244,10 @@ export async function startExamplesShapeWorker(ingestOrigin: string, record = fa
 export async function startReadmeMinimalWorker(ingestOrigin: string): Promise<Workerd> {
   mkdirSync(`${root}.cache`, { recursive: true });
   writeFileSync(`${root}.cache/readme-minimal-worker.ts`, readmeBlock("## A minimal Worker", "ts"));
-  const script = await bundleFixture("test/bench/fixtures/readme-minimal.ts", 'import "./test/bench/fixtures/admitting-limiter.ts";\nexport { default } from "./.cache/readme-minimal-worker.ts";\n');
+  const script = await bundleFixture(
+    "test/bench/fixtures/readme-minimal.ts",
+    'import { plant } from "./test/bench/fixtures/admitting-limiter.ts";\nplant();\nexport { default } from "./.cache/readme-minimal-worker.ts";\n',
+  );
   const limiter = { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 60, period: 10 as const } } };
   return onTheWorkersCore(
     startWorkerd({ modules: [{ type: "ESModule", path: script }], ...wranglerCompatibility(), bindings: { SENTRY_DSN: APP_DSN, TUNNEL_UPSTREAM_ORIGIN: ingestOrigin }, ratelimits: limiter }, DROP_OUTPUT),
