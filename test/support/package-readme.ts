@@ -21,10 +21,12 @@ export function readmeBlock(marker: string, language: "ts" | "toml" | "jsonc" | 
 /**
  * `npm pack` of the package, as it would be published: the one thing the adopters get of this
  * project. The tarball is the one file in a new folder; `--json` is not read, as npm 11 writes an
- * array there and npm 12 an object keyed by the package's name.
+ * array there and npm 12 an object keyed by the package's name. Its `prepack` (a build, which
+ * empties `dist/` first) is not run: `npm test` and the benchmarks build before, and tests that
+ * run beside this one read `dist/` meanwhile.
  */
 export async function packTheTunnel(into: string): Promise<string> {
-  await run("npm", ["pack", "--pack-destination", into], { cwd: `${root}packages/tunnel` });
+  await run("npm", ["pack", "--ignore-scripts", "--pack-destination", into], { cwd: `${root}packages/tunnel` });
   const [tarball, ...others] = readdirSync(into).filter((name) => name.endsWith(".tgz"));
   if (!tarball || others.length > 0) throw new Error(`npm pack left ${[tarball, ...others].join(", ") || "no tarball"} in ${into}`);
   return join(into, tarball);
