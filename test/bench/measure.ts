@@ -245,7 +245,7 @@ export async function startReadmeMinimalWorker(ingestOrigin: string): Promise<Wo
   mkdirSync(`${root}.cache`, { recursive: true });
   writeFileSync(`${root}.cache/readme-minimal-worker.ts`, readmeBlock("## A minimal Worker", "ts"));
   const script = await bundleFixture(
-    "test/bench/fixtures/readme-minimal.ts",
+    "readme-minimal.ts",
     'import { plant } from "./test/bench/fixtures/admitting-limiter.ts";\nplant();\nexport { default } from "./.cache/readme-minimal-worker.ts";\n',
   );
   const limiter = { TUNNEL_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 60, period: 10 as const } } };

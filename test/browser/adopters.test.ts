@@ -97,7 +97,7 @@ async function adoptersProject(adopter: (typeof ADOPTERS)[number], tarball: stri
   }
   // The page's script with this project's DSN, and an error to report.
   writeFileSync(join(dir, "page.ts"), `${PAGE_SCRIPT.replace(/dsn: "[^"]+"/, `dsn: "${APP_DSN}"`)}\nSentry.captureException(new Error("The README's page script"));\n`);
-  writeFileSync(join(dir, "public/index.html"), PAGE_TAG);
+  writeFileSync(join(dir, "public", "index.html"), PAGE_TAG);
   const versions = rootPackage.devDependencies;
   writeFileSync(
     join(dir, "package.json"),

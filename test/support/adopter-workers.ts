@@ -14,7 +14,7 @@ const env = { ...process.env, PATH: `${root}node_modules/.bin:${process.env.PATH
 export type AdopterFiles = Record<string, string>;
 
 /** What the package README has an adopter write beside either Worker: the page's script and tag. */
-const PAGE = { "page.ts": readmeBlock("**The page side.**", "ts"), "public/index.html": readmeBlock("Each page loads it as a module", "html") };
+const PAGE = { "page.ts": readmeBlock("**The page side.**", "ts"), [join("public", "index.html")]: readmeBlock("Each page loads it as a module", "html") };
 
 /**
  * The README's minimal and full Workers, each with every file an adopter writes for it, and
