@@ -52,7 +52,7 @@ export interface Keeping {
  * Before the forward: an envelope whose every item Sentry is rate-limiting is refused here, and
  * one sent while the breaker is open goes straight to the spool. `undefined`: forward it.
  */
-export async function keepBeforeForward(
+async function keepBeforeForward(
   { limits, breakers, reports, store }: KeepParts,
   envelope: ReceivedEnvelope,
   shipment: Shipment,
@@ -79,7 +79,7 @@ export async function keepBeforeForward(
  * in hand as it goes, within a budget; one of declared length streams only when the budget could
  * not take it whole (`receive.ts`), and is marked as not held.
  */
-export function keepStreamed({ store }: KeepParts, { body, head, contentLength }: ReceivedEnvelope, shipment: Shipment): ReadableStream<BodyChunk> {
+function keepStreamed({ store }: KeepParts, { body, head, contentLength }: ReceivedEnvelope, shipment: Shipment): ReadableStream<BodyChunk> {
   if (!store) return body;
   const room = store.spool.room(shipment.stored);
   if (contentLength !== undefined) {
@@ -97,7 +97,7 @@ export function keepStreamed({ store }: KeepParts, { body, head, contentLength }
  * After the forward: learns from Sentry's answer; the answer to give instead when Sentry could not
  * take the envelope and it was stored, or could not be.
  */
-export async function keepAfterForward({ limits, breakers, reports, store }: KeepParts, forwarded: ForwardResult, shipment: Shipment, deadline: Deadline): Promise<Answer | undefined> {
+async function keepAfterForward({ limits, breakers, reports, store }: KeepParts, forwarded: ForwardResult, shipment: Shipment, deadline: Deadline): Promise<Answer | undefined> {
   const { dsn } = shipment.stored;
   const breaker = breakers.get(shipment.upstreamUrl)!;
   try {
