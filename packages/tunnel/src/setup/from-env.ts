@@ -1,6 +1,6 @@
 import type { TunnelOptions } from "./options.ts";
 import { optionsFromTable, type Limiter } from "../shared/checks.ts";
-import { ConfigError, variableReader, type VariableRead, type VariableValue } from "../shared/variables.ts";
+import { ConfigError, variableReader, type VariableRead, type VariablesOf, type VariableValue } from "../shared/variables.ts";
 
 /** Each option a Worker variable gives, by the name the README's `wrangler.toml` gives it, and how its text reads. */
 const VARIABLES = {
@@ -26,7 +26,7 @@ const BINDINGS = { limiter: "TUNNEL_RATE_LIMITER", limiterOff: "TUNNEL_RATE_LIMI
  * address) is required unless `TUNNEL_RATE_LIMITING=off`; `TUNNEL_ANALYTICS` (Workers Analytics
  * Engine) writes one data point per request and per spool outcome.
  */
-export type TunnelEnv = { [Option in keyof typeof VARIABLES as (typeof VARIABLES)[Option][0]]?: VariableValue } & {
+export type TunnelEnv = VariablesOf<typeof VARIABLES> & {
   TUNNEL_RATE_LIMITING?: VariableValue;
   TUNNEL_RATE_LIMITER?: Limiter;
   TUNNEL_ANALYTICS?: Pick<AnalyticsEngineDataset, "writeDataPoint">;

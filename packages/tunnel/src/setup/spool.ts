@@ -5,7 +5,7 @@
 import { BUILD, type CoreParts, type SpoolParts, type TunnelCapability } from "./capability.ts";
 import { unboundLimit } from "./from-env.ts";
 import { checks, optionsFromTable, READ_FROM, settingNames, type Limiter, type SettingNames } from "../shared/checks.ts";
-import { ConfigError, type VariableRead, type VariableValue } from "../shared/variables.ts";
+import { ConfigError, type VariableRead, type VariablesOf } from "../shared/variables.ts";
 import { KEEP_STAGE } from "../stages/keep.ts";
 import { createSpoolBudget } from "../spool/budget.ts";
 import { createSpoolConsumer } from "../spool/consumer.ts";
@@ -80,7 +80,7 @@ const VARIABLES = {
 const BINDINGS = { queue: "TUNNEL_SPOOL", bucket: "TUNNEL_SPOOL_BUCKET", clientBudget: "TUNNEL_SPOOL_CLIENT_BUDGET", totalBudget: "TUNNEL_SPOOL_TOTAL_BUDGET" } as const;
 
 /** The bindings and variables of the spool, under the names the README's `wrangler.toml` gives them, for `spoolFromEnv`. */
-export type SpoolEnv = { [Option in keyof typeof VARIABLES as (typeof VARIABLES)[Option][0]]?: VariableValue } & {
+export type SpoolEnv = VariablesOf<typeof VARIABLES> & {
   TUNNEL_SPOOL?: SpoolQueue;
   TUNNEL_SPOOL_BUCKET?: R2Bucket;
   TUNNEL_SPOOL_CLIENT_BUDGET?: Limiter;

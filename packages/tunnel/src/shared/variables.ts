@@ -82,6 +82,9 @@ export function variableReader<Name extends string>(env: Partial<Record<Name, un
 /** How a variable's text becomes its option: text, a comma-separated list, a whole number, or on/off. */
 export type VariableRead = "text" | "list" | "number" | "onOrOff";
 
+/** The variables a table of options reads (option → variable and how it reads), each as a Worker may give it. */
+export type VariablesOf<Table extends Readonly<Record<string, readonly [string, VariableRead]>>> = { [Option in keyof Table as Table[Option][0]]?: VariableValue };
+
 /** `value` as an origin, or a {@link ConfigError} naming `variable`: the one sentence for every origin setting. */
 export function originOf(variable: string, value: string): string {
   const origin = exactOrigin(value);
