@@ -63,9 +63,16 @@ export function tunnelAnswer(code: TunnelAnswerCode, extraHeaders?: Record<strin
   return { response: new Response(JSON.stringify(body), { status, headers }), code, outcome };
 }
 
-/** Sentry's answer, passed on with only the headers the client may see, and the body of a refusal. */
+/**
+ * Sentry's answer, passed on with only the headers the client may see, and the body of a refusal.
+ * A 2xx's body, which only echoes the event's id, is not read (decision 026): the client gets `{}`,
+ * because Chromium's network panel marks a post whose empty answer the page never reads as failed.
+ */
 export function sentryAnswer(answer: UpstreamAnswer): Answer {
   const headers = returnedResponseHeaders(answer.headers, answer.body !== null);
-  const response = new Response(answer.body, { status: answer.status, headers });
+  // 204 and 205 may not have a body at all.
+  const done = answer.body === null && answer.status < 300 && answer.status !== 204 && answer.status !== 205;
+  if (done) headers["content-type"] = "application/json";
+  const response = new Response(done ? "{}" : answer.body, { status: answer.status, headers });
   return { response, code: null, outcome: "forwarded" };
 }

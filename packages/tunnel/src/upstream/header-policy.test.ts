@@ -65,7 +65,7 @@ describe("returnedResponseHeaders", () => {
       "retry-after": "60",
       "x-sentry-rate-limits": "60:error;transaction:organization",
       "x-content-type-options": "nosniff",
-      "cache-control": "no-store",
+      "cache-control": "no-cache",
     });
   });
 
@@ -87,7 +87,7 @@ describe("returnedResponseHeaders", () => {
     expect(returnedResponseHeaders(upstream, false)).toEqual({
       "x-sentry-rate-limits": "60::organization",
       "x-content-type-options": "nosniff",
-      "cache-control": "no-store",
+      "cache-control": "no-cache",
     });
   });
 });

@@ -72,8 +72,12 @@ export function returnedResponseHeaders(upstream: Headers, servesBody: boolean):
   return headers;
 }
 
-/** On every answer the tunnel gives, its own or Sentry's: never sniffed, never cached. */
+/**
+ * On every answer the tunnel gives, its own or Sentry's: never sniffed, never reused unasked.
+ * `no-cache`, not `no-store`: Chromium's network panel leaves a `no-store` answer whose body the
+ * page never reads (the SDK reads none) pending for good.
+ */
 export const TUNNEL_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
   "x-content-type-options": "nosniff",
-  "cache-control": "no-store",
+  "cache-control": "no-cache",
 };
