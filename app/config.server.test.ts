@@ -24,7 +24,7 @@ describe("readConfig", () => {
     const config = readConfig({ SENTRY_DSN: TEST_DSN, TUNNEL_UPSTREAM_ORIGIN: "http://127.0.0.1:8969" });
     expect(config.sentry).toMatchObject({
       dsn: TEST_DSN,
-      project: { org: "4501", region: "us", projectId: "4502" },
+      project: { org: "4501", region: "us", project: "4502" },
       workerEnvelopeUrl: "http://127.0.0.1:8969/api/4502/envelope/?hsts=0",
     });
   });

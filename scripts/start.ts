@@ -99,10 +99,9 @@ function portOrExit(variable: string, fallback: number): number {
 }
 
 /**
- * Spotlight fetches a browser error's source files back from the app before it lists the error:
- * its lookups of the app's host wait, in Node's default pool of four threads, behind its own
- * telemetry's, which take 5 s to fail offline; and it fetches the same files once per stack frame,
- * which the preloaded cache answers from memory (README, Troubleshooting).
+ * Spotlight fetches an error's source files back before listing it: its lookups wait in Node's four
+ * threads behind its telemetry's, 5 s to fail offline, and the preloaded cache answers the same
+ * file asked once per frame (README, Troubleshooting).
  */
 function startSpotlight(): void {
   const sourceCache = new URL("spotlight-source-cache.ts", import.meta.url).href;
@@ -136,17 +135,12 @@ function stopAll(code: number): void {
 }
 
 /**
- * `npm run dev`: `remix watch` builds into `.dev/` (remix.config.js), never over the production build
- * in `build/`, and wrangler's dev server runs that build with its own file watcher off. Remix writes a
- * dozen files per rebuild and wrangler's watcher restarted the Worker for each (5.1 to 5.6 s from save
- * to page); told once per finished rebuild instead, it restarts once and reloads the open page.
- * wrangler offers that control only through `unstable_startWorker`, pinned with wrangler itself.
- * In development Remix leaves the dependencies out of the server build and wrangler bundles them
- * (remix.config.js): a rebuild took 2.6 s with them, 1.0 s without, and a save reached the page
- * 3.4 to 3.7 s after saving instead of 4.1 to 4.9. wrangler minifies that bundle, keeping names:
- * on each restart Miniflare copies its whole config once per 4 KiB it appends after the script
- * (cloudflare/workers-sdk#15271), and minified, a restart reached the Worker's start in 0.7 to
- * 0.8 s instead of 0.9 to 1.0.
+ * `npm run dev`: `remix watch` builds into `.dev/` (remix.config.js), never over `build/`, and
+ * wrangler runs that build with its own watcher off: told once per finished rebuild (Remix writes a
+ * dozen files each), it restarts once and reloads the open page. Only `unstable_startWorker` (pinned
+ * with wrangler) offers that. wrangler bundles the dependencies Remix leaves out, minified but
+ * keeping names: Miniflare copies its config per 4 KiB after the script on each restart
+ * (cloudflare/workers-sdk#15271). The timings that chose this: `git show f35ba95`.
  */
 async function startDevLoop(): Promise<void> {
   const remix = supervise(spawn("remix", ["watch"], { stdio: ["ignore", "pipe", "inherit"], env: { ...env, NODE_ENV: "development" } }));

@@ -43,8 +43,8 @@ console.log(
       : config.sentry.dsn === PLACEHOLDER_DSN
         ? "local: SENTRY_DSN is npm start's placeholder, which no Sentry project receives"
         : config.upstreamOrigin
-          ? `elsewhere: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}, but every envelope and the Worker's own events go to ${config.upstreamOrigin} (TUNNEL_UPSTREAM_ORIGIN), not to Sentry`
-          : `on: project ${config.sentry.project!.projectId}, environment ${config.sentry.environment}`,
+          ? `elsewhere: project ${config.sentry.project!.project}, environment ${config.sentry.environment}, but every envelope and the Worker's own events go to ${config.upstreamOrigin} (TUNNEL_UPSTREAM_ORIGIN), not to Sentry`
+          : `on: project ${config.sentry.project!.project}, environment ${config.sentry.environment}`,
     ...tunnel.describe(),
     self_test: config.selfTest
       ? "on: /sentry-example-page reports to Sentry on request, within the per-client limit (SENTRY_SELF_TEST=off turns it off)"

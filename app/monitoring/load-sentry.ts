@@ -24,10 +24,7 @@ export function loadSentry(): Promise<SentryChunk | undefined> {
   return loading;
 }
 
-/**
- * Once the page has loaded, so that the SDK's chunk never competes with what the page needs first,
- * and `load` waits for nothing of it.
- */
+/** Once the page has loaded, so that the SDK's chunk never competes with what the page needs first, and `load` waits for nothing of it. */
 export function loadSentryAfterLoad(): Promise<SentryChunk | undefined> {
   if (document.readyState === "complete") return loadSentry();
   return new Promise((resolve) => window.addEventListener("load", () => resolve(loadSentry()), { once: true }));

@@ -17,13 +17,13 @@ type MonitoringSummary =
     };
 
 export function monitoringSummary(sentry: SentryConfig): MonitoringSummary {
-  const { project } = sentry;
-  if (!project) return { configured: false };
+  const { project: query } = sentry;
+  if (!query) return { configured: false };
   return {
     configured: true,
-    project: project.projectId,
-    org: project.org ?? null,
-    region: project.region ?? null,
+    project: query.project,
+    org: query.org ?? null,
+    region: query.region ?? null,
     environment: sentry.environment,
     release: RELEASE,
     placeholder: sentry.dsn === PLACEHOLDER_DSN,

@@ -14,65 +14,35 @@ export interface CoreOptions {
    * @default none
    */
   dsn?: string | undefined;
-  /**
-   * Further DSNs forwarded for; self-hosted ones too.
-   * @default []
-   */
+  /** Further DSNs forwarded for; self-hosted ones too. @default [] */
   allowedDsns?: readonly string[] | undefined;
-  /**
-   * Browser origins allowed besides the request's own (`https://shop.example.com`); they also get CORS.
-   * @default []
-   */
+  /** Browser origins allowed besides the request's own (`https://shop.example.com`); they also get CORS. @default [] */
   allowedOrigins?: readonly string[] | undefined;
   /**
    * Where pages post, with no query: one to four segments of lowercase letters, digits, `-` and `_`.
    * @default a path derived from `dsn`, such as `/6b1xzn8op8`
    */
   route?: string | undefined;
-  /**
-   * Earlier routes still served, for pages loaded before a change of `route`.
-   * @default []
-   */
+  /** Earlier routes still served, for pages loaded before a change of `route`. @default [] */
   retiredRoutes?: readonly string[] | undefined;
-  /**
-   * Whether the paths Sentry's own SDK (11.12 and later) posts to with `tunnel: true` are served.
-   * @default true
-   */
+  /** Whether the paths Sentry's own SDK (11.12 and later) posts to with `tunnel: true` are served. @default true */
   sentryPaths?: boolean | undefined;
-  /**
-   * The paths your app serves itself (`/shop/:item`, `/build/*`): no route may shadow one.
-   * @default []
-   */
+  /** The paths your app serves itself (`/shop/:item`, `/build/*`): no route may shadow one. @default [] */
   hostPaths?: readonly string[] | undefined;
-  /**
-   * The environment CSP reports are filed under.
-   * @default "production"
-   */
+  /** The environment CSP reports are filed under. @default "production" */
   environment?: string | undefined;
-  /**
-   * The release CSP reports are filed under.
-   * @default none
-   */
+  /** The release CSP reports are filed under. @default none */
   release?: string | undefined;
-  /**
-   * The largest envelope accepted, in bytes; a larger one is refused 413.
-   * @default 20971520 (20 MiB)
-   */
+  /** The largest envelope accepted, in bytes; a larger one is refused 413. @default 20971520 (20 MiB) */
   maxEnvelopeBytes?: number | undefined;
-  /**
-   * The whole exchange, from a request's arrival to the answer, in milliseconds.
-   * @default 30000 (30 s)
-   */
+  /** The whole exchange, from a request's arrival to the answer, in milliseconds. @default 30000 (30 s) */
   timeoutMs?: number | undefined;
   /**
    * Workers Analytics Engine: one data point per request and spool outcome.
    * @default none: no data points, and every envelope Sentry took is logged instead
    */
   analytics?: Pick<AnalyticsEngineDataset, "writeDataPoint"> | undefined;
-  /**
-   * Whether an envelope Sentry took gets a log line too, besides its data point.
-   * @default false
-   */
+  /** Whether an envelope Sentry took gets a log line too, besides its data point. @default false */
   logForwarded?: boolean | undefined;
   /**
    * Development and tests only: replaces scheme, host and port of every upstream URL; the start

@@ -40,29 +40,14 @@ export interface TunnelRuntime {
    * @default none: client reports are sent while the request is answered
    */
   background?: ((work: Promise<unknown>) => void) | undefined;
-  /**
-   * A bug in the tunnel itself; the client gets a 500 either way.
-   * @default none
-   */
+  /** A bug in the tunnel itself; the client gets a 500 either way. @default none */
   reportError?: (error: unknown, request: Request) => void;
-  /**
-   * The tunnel's and the spool's log lines.
-   * @default one JSON line each with `console.log`
-   */
+  /** The tunnel's and the spool's log lines. @default one JSON line each with `console.log` */
   log?: (line: LogLine) => void;
-  /**
-   * The clock: Sentry's limits, the breakers, the limiters' windows, the spool's ages and client reports.
-   * @default Date.now
-   */
+  /** The clock: Sentry's limits, the breakers, the limiters' windows, the spool's ages and client reports. @default Date.now */
   now?: () => number;
-  /**
-   * The spool's retry jitter.
-   * @default Math.random
-   */
+  /** The spool's retry jitter. @default Math.random */
   random?: () => number;
-  /**
-   * Every request towards Sentry: tests and simulations answer as Sentry would, without a socket.
-   * @default the runtime's own `fetch`
-   */
+  /** Every request towards Sentry: tests and simulations answer as Sentry would, without a socket. @default the runtime's own `fetch` */
   fetch?: typeof fetch | undefined;
 }

@@ -42,10 +42,7 @@ export interface TunnelSettings {
   logForwarded: boolean;
   /** Whether it was asked for, rather than implied by no dataset: the start line says which. */
   logForwardedAsked: boolean;
-  /**
-   * The app's own project: CSP reports go there, and the spool counts there what it drops of DSNs
-   * no longer allowed.
-   */
+  /** The app's own project: CSP reports go there, and the spool counts there what it drops of DSNs no longer allowed. */
   ownProject: OwnProject | undefined;
 }
 
@@ -89,10 +86,10 @@ export function tunnelUrlFor(settings: TunnelSettings, dsn: string | undefined =
   const allowed = settings.allowedDsns.find((candidate) => candidate.text === text);
   if (!allowed) return undefined;
   if (settings.route !== TUNNEL_PATH) return settings.route;
-  const { org, region, projectId } = projectOf(allowed);
+  const { org, region, project } = projectOf(allowed);
   const query = new URLSearchParams();
   if (org) query.set("o", org);
-  query.set("p", projectId);
+  query.set("p", project);
   if (region) query.set("r", region);
   return `${TUNNEL_PATH}?${query}`;
 }

@@ -23,10 +23,7 @@ import { consumerBreakersFor, upstreamStateOf } from "../upstream/state.ts";
 export interface SpoolOptions {
   /** The Queue the envelopes are stored in; this Worker consumes it (`queue()`). */
   queue: SpoolQueue;
-  /**
-   * Bodies too large for a queue message (128 KB, less the stored headers).
-   * @default none: those are answered with the failure
-   */
+  /** Bodies too large for a queue message (128 KB, less the stored headers). @default none: those are answered with the failure */
   bucket?: R2Bucket | undefined;
   /** What one client may store a minute, in units of 256 KiB (Workers Rate Limiting); required unless the tunnel's `limiter` is `"off"`. */
   clientBudget?: Limiter | undefined;
@@ -38,15 +35,9 @@ export interface SpoolOptions {
    * @default "tunnel-spool"
    */
   queueName?: string | undefined;
-  /**
-   * The dead-letter queue's name, as `wrangler.toml` gives it.
-   * @default "tunnel-spool-dead"
-   */
+  /** The dead-letter queue's name, as `wrangler.toml` gives it. @default "tunnel-spool-dead" */
   deadLetterQueueName?: string | undefined;
-  /**
-   * The first retry's delay in seconds; each further one twice as long, with jitter, up to an hour.
-   * @default 10
-   */
+  /** The first retry's delay in seconds; each further one twice as long, with jitter, up to an hour. @default 10 */
   retrySeconds?: number | undefined;
   /**
    * The memory, in bytes, one isolate holds of bodies over 64 KiB while they go to Sentry, so that
@@ -56,10 +47,7 @@ export interface SpoolOptions {
    * @default 33554432 (32 MiB: a quarter of an isolate's 128 MB)
    */
   inHandBytes?: number | undefined;
-  /**
-   * How long, in seconds, the oldest stored envelope may wait before `spoolHeartbeat()` says `stale`.
-   * @default 3600 (an hour)
-   */
+  /** How long, in seconds, the oldest stored envelope may wait before `spoolHeartbeat()` says `stale`. @default 3600 (an hour) */
   maxAgeSeconds?: number | undefined;
 }
 

@@ -125,10 +125,7 @@ export function assembled(options: TunnelOptions, runtime: TunnelRuntime) {
 /** Missing optional bindings become parts that do nothing: no stage asks whether one is there. */
 const NO_ANALYTICS: Pick<AnalyticsEngineDataset, "writeDataPoint"> = { writeDataPoint() {} };
 
-/**
- * What one tunnel's live path and its capabilities share, each built once: the allow-list, the
- * client reports and the log.
- */
+/** What one tunnel's live path and its capabilities share, each built once: the allow-list, the client reports and the log. */
 function coreParts(settings: TunnelSettings, names: CoreParts["names"], analytics: CoreParts["analytics"] | undefined, runtime: TunnelRuntime): CoreParts {
   const { now = Date.now, random = Math.random, fetch, log: writeLine = logToConsole } = runtime;
   const write = (line: UnversionedLine) => writeLine({ ...line, v: RECORD_VERSION });

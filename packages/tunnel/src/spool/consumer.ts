@@ -52,20 +52,14 @@ type Settled = Omit<SpoolLogLine, "event" | "age_s">;
  * {@link decideAfterAttempt} says; while Sentry is known to be down, defers it without asking
  * ({@link deferWhileDown}). Whatever gives an envelope up deletes its R2 object in the same step
  * and counts it in a client report. A retry is the message's own `retry()` with a delay, which
- * writes nothing; only the 24-hour expiry gives up on an envelope.
- *
- * Bodies that travel in their messages are sent together; bodies from R2 are held whole (up to the
- * envelope maximum) one at a time.
+ * writes nothing (decision 029); only the 24-hour expiry gives up on an envelope.
  */
-// Decision 029: a retry writes nothing.
 export function createSpoolConsumer(settings: SpoolConsumerSettings, parts: SpoolConsumerParts): (batch: MessageBatch<unknown>) => Promise<void> {
   const consumer: Consumer = { ...parts, settings };
   return (batch) => consumeBatch(batch, consumer);
 }
 
-interface Consumer extends SpoolConsumerParts {
-  settings: SpoolConsumerSettings;
-}
+type Consumer = SpoolConsumerParts & { settings: SpoolConsumerSettings };
 
 async function consumeBatch(batch: MessageBatch<unknown>, consumer: Consumer): Promise<void> {
   // Bodies in their messages are in memory already: they go to Sentry together, so that a silent
@@ -107,7 +101,7 @@ async function consumeMessage(message: Message<unknown>, consumer: Consumer): Pr
 async function settle(message: Message<unknown>, consumer: Consumer): Promise<Settled> {
   const envelope = message.body;
   if (!isSpooledEnvelope(envelope)) {
-    // Not ours to deliver and not ours to read: acknowledged and logged, never retried.
+    // Not ours to read: acknowledged and logged, never retried.
     message.ack();
     return { outcome: "poison", upstream_status: null, tries: 0, retry_in_s: null };
   }

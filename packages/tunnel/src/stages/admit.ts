@@ -6,7 +6,7 @@ import { allowedQueries, type DsnAllowList } from "../upstream/allow-list.ts";
 import { isSentryPathShape, TUNNEL_PATH, tunnelPaths, type TunnelPaths } from "../request/path.ts";
 import { hostPathProblem } from "../request/route.ts";
 import { parseTunnelQuery, type TunnelQuery } from "../request/query.ts";
-import { projectOf, queryOf, securityEndpointFor, upstreamUrlFor } from "../upstream/ingest.ts";
+import { projectOf, securityEndpointFor, upstreamUrlFor } from "../upstream/ingest.ts";
 import type { TunnelSettings } from "../setup/settings.ts";
 import { TUNNEL_RESPONSE_HEADERS } from "../upstream/header-policy.ts";
 
@@ -54,7 +54,7 @@ export function createGate(settings: TunnelSettings, clientAllowed: ClientLimite
     partners,
     reports: own && {
       url: securityEndpointFor(own, settings.upstreamOrigin),
-      project: queryOf(projectOf(own.dsn)),
+      project: projectOf(own.dsn),
       dsn: own.dsn.text,
       upstreamUrl: upstreamUrlFor(own.dsn, settings.upstreamOrigin),
     },

@@ -3,7 +3,6 @@ import { contentEncodingOf, isUnrecognisedCoding, type ContentEncoding } from ".
 import { checkEnvelopeDsn, type DsnAllowList } from "../upstream/allow-list.ts";
 import { readEnvelopeHead, type EnvelopeHead, type HeadResult, type ScanCompressed } from "../envelope/head.ts";
 import type { TunnelQuery } from "../request/query.ts";
-import { queryOf } from "../upstream/ingest.ts";
 import { wholeBody, type BodyChunk } from "../shared/body.ts";
 import { earlyEnd, type Deadline, type EarlyEnd } from "../shared/deadline.ts";
 import type { ReadRest } from "../spool/in-hand.ts";
@@ -89,7 +88,7 @@ export async function receiveEnvelope(request: Request, deadline: Deadline, { ma
   }
   const { dsn, upstreamUrl } = verdict.allowed;
   const envelope = { body: request.body, head, dsn, encoding, contentLength, upstreamUrl, release };
-  return { ok: true, envelope, query: queryOf(verdict.allowed), bytes: head.consumedBytes };
+  return { ok: true, envelope, query: verdict.allowed.query, bytes: head.consumedBytes };
 }
 
 type HeadRead = HeadResult | { ok: false; reason: EarlyEnd };

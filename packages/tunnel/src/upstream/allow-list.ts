@@ -1,11 +1,13 @@
 import { hostFolded, parseDsn, type Dsn } from "./dsn.ts";
 import type { TunnelQuery } from "../request/query.ts";
-import { projectOf, upstreamUrlFor, type ProjectIdentity } from "./ingest.ts";
+import { projectOf, upstreamUrlFor } from "./ingest.ts";
 
 /** A DSN the tunnel forwards for, with its upstream URL worked out once, when the tunnel is built. */
-interface AllowedDsn extends ProjectIdentity {
+interface AllowedDsn {
   /** The DSN in its canonical form ({@link Dsn.text}), whatever spelling an envelope used. */
   dsn: string;
+  /** Its project, as the tunnel's query and the log line name it. */
+  query: TunnelQuery;
   upstreamUrl: string;
 }
 
@@ -15,7 +17,7 @@ export type DsnAllowList = ReadonlyMap<string, AllowedDsn>;
 export function compileAllowList(dsns: readonly Dsn[], upstreamOrigin: string | undefined): DsnAllowList {
   const allowList = new Map<string, AllowedDsn>();
   for (const dsn of dsns) {
-    const allowed = { ...projectOf(dsn), dsn: dsn.text, upstreamUrl: upstreamUrlFor(dsn, upstreamOrigin) };
+    const allowed = { query: projectOf(dsn), dsn: dsn.text, upstreamUrl: upstreamUrlFor(dsn, upstreamOrigin) };
     allowList.set(hostFolded(dsn), allowed).set(dsn.text, allowed);
   }
   return allowList;
@@ -51,6 +53,6 @@ export function checkEnvelopeDsn(dsnText: string, allowList: DsnAllowList): DsnV
  */
 export function allowedQueries(allowList: DsnAllowList): (query: TunnelQuery) => boolean {
   const key = (org: string | undefined, region: string | undefined, project: string) => `${org ?? ""}/${region ?? ""}/${project}`;
-  const known = new Set([...allowList.values()].map(({ org, region, projectId }) => key(org, region, projectId)));
+  const known = new Set([...allowList.values()].map(({ query }) => key(query.org, query.region, query.project)));
   return (query) => known.has(key(query.org, query.region, query.project));
 }

@@ -35,6 +35,6 @@ describe("projectOf", () => {
     ["o1.ingest.usa.sentry.io", { org: undefined, region: undefined }],
     ["ox.ingest.us.sentry.io", { org: undefined, region: undefined }],
   ])("reads the host %s as %j", (host, expected) => {
-    expect(projectOf(dsn(`https://k@${host}/7`))).toEqual({ ...expected, projectId: "7" });
+    expect(projectOf(dsn(`https://k@${host}/7`))).toEqual({ ...expected, project: "7" });
   });
 });

@@ -5,15 +5,9 @@ import { parseDsn, type Dsn } from "./dsn.ts";
 const SAAS_INGEST_HOST = /^o(\d+)\.ingest(?:\.([a-z]{2}))?\.sentry\.io$/;
 
 /** Which project a DSN reports to, as the tunnel's query names it: `o` and `r` exist for SaaS only. */
-export interface ProjectIdentity {
-  org: string | undefined;
-  region: string | undefined;
-  projectId: string;
-}
-
-export function projectOf(dsn: Dsn): ProjectIdentity {
+export function projectOf(dsn: Dsn): TunnelQuery {
   const saas = SAAS_INGEST_HOST.exec(dsn.host);
-  return { org: saas?.[1], region: saas?.[2], projectId: dsn.projectId };
+  return { org: saas?.[1], region: saas?.[2], project: dsn.projectId };
 }
 
 /**
@@ -32,11 +26,6 @@ export function upstreamUrlFor(dsn: Dsn, upstreamOrigin?: string): string {
 /** Where a DSN's ingest answers: its scheme, host and port, or `upstreamOrigin` in development and tests. */
 export function ingestOriginOf(dsn: Dsn, upstreamOrigin: string | undefined): string {
   return upstreamOrigin ?? `${dsn.protocol}://${dsn.host}${dsn.port ? `:${dsn.port}` : ""}`;
-}
-
-/** A project as the tunnel's query names it: what the log line says an envelope was for. */
-export function queryOf({ org, region, projectId }: ProjectIdentity): TunnelQuery {
-  return { org, region, project: projectId };
 }
 
 /** Where browsers' Content-Security-Policy reports go: the app's own project, chosen by the Worker. */
@@ -64,7 +53,7 @@ export function securityEndpointFor({ dsn, environment, release }: OwnProject, u
  * envelope endpoint (at `upstreamOrigin` in development and tests); `undefined` for text that is
  * no DSN.
  */
-export function dsnFacts(dsn: string, upstreamOrigin?: string): { publicKey: string; project: ProjectIdentity; envelopeUrl: string } | undefined {
+export function dsnFacts(dsn: string, upstreamOrigin?: string): { publicKey: string; project: TunnelQuery; envelopeUrl: string } | undefined {
   const parsed = parseDsn(dsn);
   return parsed && { publicKey: parsed.publicKey, project: projectOf(parsed), envelopeUrl: upstreamUrlFor(parsed, upstreamOrigin) };
 }
