@@ -29,7 +29,7 @@ export interface HealthFigures {
 
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
 
-export function figuresOf(report: HealthReport): HealthFigures {
+function figuresOf(report: HealthReport): HealthFigures {
   const outcomes = Object.fromEntries(OUTCOMES.map((outcome) => [outcome, sum(report.envelopes.filter((row) => row.outcome === outcome).map((row) => row.envelopes))])) as HealthFigures["outcomes"];
   const projects = new Map<string, number>();
   for (const row of report.envelopes) if (row.project) projects.set(row.project, (projects.get(row.project) ?? 0) + row.envelopes);
@@ -50,7 +50,7 @@ export function figuresOf(report: HealthReport): HealthFigures {
 }
 
 /** The window's buckets, oldest first, as the queries name them (`YYYY-MM-DD HH:MM:SS`, UTC). */
-export function bucketsOf(report: HealthReport, now: number): string[] {
+function bucketsOf(report: HealthReport, now: number): string[] {
   const size = report.bucketMinutes * 60_000;
   const count = report.window === "hour" ? 60 : 96;
   const last = Math.floor(now / size) * size;

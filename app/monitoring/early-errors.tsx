@@ -20,7 +20,7 @@ export interface EarlyErrors {
  * page whose SDK never loads (offline, a blocker, a deploy that replaced the chunk, no DSN) kept
  * every error, with its Error object, for the life of the page.
  */
-export const MAX_EARLY_ERRORS = 30;
+const MAX_EARLY_ERRORS = 30;
 
 declare global {
   interface Window {

@@ -2,7 +2,7 @@ import { readUpTo, utf8Bytes } from "../shared/body.ts";
 import type { Deadline } from "../shared/deadline.ts";
 
 /** A browser's report is a few hundred bytes; a batch of the Reporting API a few KiB. */
-export const MAX_SECURITY_REPORT_BYTES = 32 * 1024;
+const MAX_SECURITY_REPORT_BYTES = 32 * 1024;
 
 /** `report-uri` sends the first, the Reporting API (`report-to`) the second; Sentry takes both. */
 const REPORT_MEDIA_TYPES = new Set(["application/csp-report", "application/reports+json"]);

@@ -96,7 +96,7 @@ export function originOf(variable: string, value: string): string {
  * `value` as an `http(s)://host[:port]` origin, when it is one with nothing after it (a path would
  * be silently dropped otherwise); `undefined` when it is not.
  */
-export function exactOrigin(value: string): string | undefined {
+function exactOrigin(value: string): string | undefined {
   const url = URL.parse(value);
   return url && /^https?:$/.test(url.protocol) && value.replace(/\/$/, "") === url.origin ? url.origin : undefined;
 }

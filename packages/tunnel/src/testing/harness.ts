@@ -19,8 +19,6 @@ export { TUNNEL_ANSWERS, type TunnelAnswerCode } from "../stages/answers.ts";
 export const TEST_DSN = "https://0123456789abcdef0123456789abcdef@o4501.ingest.us.sentry.io/4502";
 /** Another project of the same organisation. */
 export const OTHER_TEST_DSN = "https://fedcba9876543210fedcba9876543210@o4501.ingest.us.sentry.io/4503";
-/** A project of another organisation, which a tunnel for {@link TEST_DSN} does not forward for. */
-export const FOREIGN_TEST_DSN = "https://fedcba9876543210fedcba9876543210@o9.ingest.us.sentry.io/9";
 /** The original route, with the query that names {@link TEST_DSN}'s project: where {@link tunnelUnderTest} posts by default. */
 export const TEST_TUNNEL = "/monitoring?o=4501&p=4502&r=us";
 /** Sentry's answer to an envelope it took. */

@@ -24,7 +24,7 @@ export function upstreamUrlFor(dsn: Dsn, upstreamOrigin?: string): string {
 }
 
 /** Where a DSN's ingest answers: its scheme, host and port, or `upstreamOrigin` in development and tests. */
-export function ingestOriginOf(dsn: Dsn, upstreamOrigin: string | undefined): string {
+function ingestOriginOf(dsn: Dsn, upstreamOrigin: string | undefined): string {
   return upstreamOrigin ?? `${dsn.protocol}://${dsn.host}${dsn.port ? `:${dsn.port}` : ""}`;
 }
 
