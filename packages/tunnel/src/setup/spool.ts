@@ -112,7 +112,6 @@ function spoolParts(options: SpoolOptions, core: CoreParts): SpoolParts {
       budgets.total && { limiter: budgets.total, name: names("totalBudget") },
       now,
     ),
-    inHand,
     deferral: (failingForMs: number) => deferralSeconds(failingForMs, policy, random),
   };
   return {

@@ -77,11 +77,10 @@ export async function pipeAfter(consumed: readonly BodyChunk[], rest: ReadableSt
 }
 
 /**
- * A stream read by this script, a chunk at a time and only as its reader asks: for a stream workerd
- * will not pipe natively (a tee's branch of a body the script made), or one whose failure must be
- * told apart from its destination's. `failed` hears of the source's error before the stream errors.
+ * A stream read by this script, a chunk at a time and only as its reader asks: for one whose failure
+ * must be told apart from its destination's. `failed` hears of the source's error before the stream errors.
  */
-export function readByScript(source: ReadableStream<BodyChunk>, failed: () => void = () => {}): ReadableStream<BodyChunk> {
+export function readByScript(source: ReadableStream<BodyChunk>, failed: () => void): ReadableStream<BodyChunk> {
   const reader = source.getReader();
   return new ReadableStream<BodyChunk>(
     {

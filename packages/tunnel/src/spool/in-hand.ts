@@ -1,9 +1,9 @@
-import { joinChunks, readByScript, type BodyChunk } from "../shared/body.ts";
+import type { BodyChunk } from "../shared/body.ts";
 
 /**
  * The memory one tunnel holds (per isolate: a tunnel is built once in each) of large bodies while
- * they go to Sentry, so that a body Sentry fails under can still be stored: one of declared length
- * read whole ({@link readInHand}), one of unknown length teed as it streams. Every byte held is
+ * they go to Sentry, so that a body Sentry fails under can still be stored: read whole before it
+ * goes ({@link readInHand}), whether its length was declared or not. Every byte held is
  * reserved here as it comes, never from a length a client declared; a body over half of it is not
  * held at all, so that two can always be at once.
  */
@@ -37,33 +37,40 @@ const IN_HAND_SLICE_BYTES = 256 * 1024;
 /** The rest of a body read in hand: its chunks, whether they end it, and what gives their memory back. */
 export interface HeldRest {
   chunks: BodyChunk[];
-  /** Every declared byte came and is held: the body can go to Sentry whole, and be stored whole. */
+  /** The body came to its end and is held: it can go to Sentry whole, and be stored whole. */
   whole: boolean;
   /** Gives back what was reserved: once the request is answered. */
   release: () => void;
 }
 
 /** {@link readInHand} over one tunnel's budget: what the spool gives the receiving stage. */
-export type ReadRest = (body: ReadableStream<BodyChunk>, from: number, length: number, race: <T>(read: Promise<T>) => Promise<T>) => Promise<HeldRest | undefined>;
+export type ReadRest = (
+  body: ReadableStream<BodyChunk>,
+  from: number,
+  length: number | undefined,
+  race: <T>(read: Promise<T>) => Promise<T>,
+) => Promise<HeldRest | undefined>;
 
 /**
- * The rest of a body of declared `length`, of which `from` bytes are already read, read into
- * memory a slice at a time, each reserved in `budget` before it is read (decision 043): what a body
- * holds follows the bytes that came, so a client that declares 16 MiB and sends nothing holds
- * nothing, and one that stalls holds what it sent and one slice more. A request's own body, a byte
- * stream, is read natively, a slice a call; one a script made, a chunk a call. Where the budget has
- * no more room the read stops, not whole, and the rest streams as it comes; a body over the ceiling
- * is not read here at all (`undefined`). Each read is bounded by `race`; when one fails, the
+ * The rest of a body of which `from` bytes are already read, read into memory a slice at a time,
+ * each reserved in `budget` before it is read (decision 043): what a body holds follows the bytes
+ * that came, so a client that declares 16 MiB and sends nothing holds nothing, and one that stalls
+ * holds what it sent and one slice more. A body of declared `length` over the ceiling is not read
+ * here at all (`undefined`); one of unknown length (sent chunked) is read until it ends or passes
+ * the ceiling. Where the budget has no more room the read stops, not whole, and the rest streams
+ * to Sentry as it comes, not held. A request's own body, a byte stream, is read natively, a slice a
+ * call; one a script made, a chunk a call. Each read is bounded by `race`; when one fails, the
  * reservation is given back and the error rethrown.
  */
 export async function readInHand(
   budget: InHandBudget,
   body: ReadableStream<BodyChunk>,
   from: number,
-  length: number,
+  length: number | undefined,
   race: <T>(read: Promise<T>) => Promise<T>,
 ): Promise<HeldRest | undefined> {
-  if (length > budget.ceiling) return undefined;
+  if (length !== undefined && length > budget.ceiling) return undefined;
+  const end = length ?? budget.ceiling + 1;
   let reserved = 0;
   const release = () => {
     budget.release(reserved);
@@ -72,13 +79,17 @@ export async function readInHand(
   const reader = sliceReaderOf(body);
   const chunks: BodyChunk[] = [];
   let bytes = from;
+  let ended = false;
   try {
-    while (bytes < length) {
-      const until = Math.min(bytes + IN_HAND_SLICE_BYTES, length);
+    while (bytes < end) {
+      const until = Math.min(bytes + IN_HAND_SLICE_BYTES, end);
       if (until > reserved && !budget.reserve(until - reserved)) break;
       reserved = Math.max(reserved, until);
       const { done, value } = await race(reader.read(until - bytes));
-      if (done) break;
+      if (done) {
+        ended = true;
+        break;
+      }
       chunks.push(value as BodyChunk);
       bytes += value.byteLength;
       // A script's chunk may be larger than the slice reserved for it.
@@ -91,7 +102,7 @@ export async function readInHand(
     throw error;
   }
   reader.releaseLock();
-  return { chunks, whole: bytes === length, release };
+  return { chunks, whole: length === undefined ? ended : bytes === length, release };
 }
 
 /** workerd's BYOB reader, whose `readAtLeast` fills a buffer of ours in one call (the DOM's typings lack it). */
@@ -109,84 +120,4 @@ function sliceReaderOf(body: ReadableStream<BodyChunk>): Pick<ReadableStreamDefa
     return { read: () => reader.read(), cancel: (reason) => reader.cancel(reason), releaseLock: () => reader.releaseLock() };
   }
   return { read: (bytes) => byteReader.readAtLeast(bytes, new Uint8Array(bytes)), cancel: (reason) => byteReader.cancel(reason), releaseLock: () => byteReader.releaseLock() };
-}
-
-/** A copy of a body taken while it streams to Sentry. */
-export interface InHand {
-  /** The whole body once it has come; `undefined` when it outgrew the ceiling or the budget, or failed. */
-  body(): Promise<BodyChunk | undefined>;
-  /** Whether it was not held for want of memory: the ceiling or the budget; not the client's failure. */
-  outgrew(): boolean;
-  /** Gives its memory back: once Sentry has taken the body, or it has been stored. */
-  release(): void;
-}
-
-/** A body that could not be held, for want of memory: lost if Sentry fails under it, and said so. */
-export const NOT_HELD: InHand = { body: async () => undefined, outgrew: () => true, release: () => {} };
-
-/**
- * The rest of a body of unknown length, teed: one branch for Sentry, and one read here into memory
- * within `budget`, reserved as it grows, a chunk at a time. The copy is read on its own, not as
- * fast as Sentry takes the other: a Sentry that fails before the body's end leaves the copy to
- * finish. The parts are joined only when the copy is stored. No body over `ceiling` is held: the
- * budget's, or less where the spool could store no more.
- */
-export function keepInHand(consumed: readonly BodyChunk[], rest: ReadableStream<BodyChunk>, budget: InHandBudget, ceiling = budget.ceiling): { toSentry: ReadableStream<BodyChunk>; inHand: InHand } {
-  const consumedBytes = consumed.reduce((total, chunk) => total + chunk.byteLength, 0);
-  let reserved = consumedBytes;
-  if (reserved > ceiling || !budget.reserve(reserved)) return { toSentry: rest, inHand: NOT_HELD };
-  const [branch, toHand] = rest.tee();
-  let released = false;
-  let outgrew = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    budget.release(reserved);
-    toHand.cancel().catch(() => {});
-  };
-  /** Grows the reservation to hold `restBytes` after what was read; `false` when that does not fit, or the copy was let go. */
-  const grow = (restBytes: number) => {
-    const length = consumedBytes + restBytes;
-    if (released) return false;
-    if (length <= reserved) return true;
-    outgrew = length > ceiling || !budget.reserve(length - reserved);
-    if (outgrew) return false;
-    reserved = length;
-    return true;
-  };
-  const parts = readGrowing(toHand, grow).then(
-    (read) => {
-      if (read && !released) return [...consumed, ...read];
-      release();
-      return undefined;
-    },
-    () => {
-      // The client's body failed: Sentry's branch fails with it.
-      release();
-      return undefined;
-    },
-  );
-  const body = async () => {
-    const read = await parts;
-    return read && joinChunks(read, read.reduce((total, chunk) => total + chunk.byteLength, 0));
-  };
-  // workerd pipes no tee's branch of a body the script made into the forward's `FixedLengthStream`.
-  return { toSentry: readByScript(branch), inHand: { body, outgrew: () => outgrew, release } };
-}
-
-/** A branch of unknown length, a chunk at a time, each reserved before it is kept. */
-async function readGrowing(branch: ReadableStream<BodyChunk>, grow: (length: number) => boolean): Promise<BodyChunk[] | undefined> {
-  const reader = branch.getReader();
-  const chunks: BodyChunk[] = [];
-  let length = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return chunks;
-    length += value.byteLength;
-    if (!grow(length)) {
-      reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
-  }
 }

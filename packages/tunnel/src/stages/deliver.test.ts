@@ -6,7 +6,6 @@ import { receiveEnvelope } from "./receive.ts";
 import { readTunnelSettings } from "../../test/support/test-settings.ts";
 import { Deadline } from "../shared/deadline.ts";
 import type { SpoolBudget } from "../spool/budget.ts";
-import { InHandBudget } from "../spool/in-hand.ts";
 import type { Spool } from "../spool/store.ts";
 import { StubSentry, TEST_DSN } from "../testing/harness.ts";
 import { compileAllowList } from "../upstream/allow-list.ts";
@@ -50,7 +49,7 @@ function memorySpool() {
  */
 async function send({ fetch, reports = { count: () => {}, flush: async () => {} }, spool, spoolBudget = async () => true }: { fetch: typeof globalThis.fetch; reports?: ClientReports; spool?: Spool; spoolBudget?: SpoolBudget }, body = BODY) {
   const allowList = compileAllowList(settings.allowedDsns, undefined);
-  const parts = spool && { ...upstreamStateOf(allowList, Date.now), reports, store: { spool, spoolBudget, inHand: new InHandBudget(32 * 1024 * 1024), deferral: () => 0 } };
+  const parts = spool && { ...upstreamStateOf(allowList, Date.now), reports, store: { spool, spoolBudget, deferral: () => 0 } };
   const keep = parts && { stage: KEEP_STAGE, parts };
   const delivery = { maxEnvelopeBytes: settings.maxEnvelopeBytes, reports, fetch, keep };
   return async () => {

@@ -49,7 +49,7 @@ export async function deliver(
     headers,
     consumed: whole ? [whole] : head.consumed,
     consumedBytes: head.consumedBytes,
-    rest: whole ? undefined : keep ? keep.stage.streamed(keep.parts, envelope, shipment) : body,
+    rest: whole ? undefined : body,
     contentLength,
     maxBytes: delivery.maxEnvelopeBytes,
     deadline,

@@ -6,7 +6,6 @@ import { pipeAfter, readByScript, type BodyChunk } from "../shared/body.ts";
 import { earlyEnd, type Deadline } from "../shared/deadline.ts";
 import { BindingFailed, type Within } from "../spool/binding-call.ts";
 import { SPOOL_BUDGET_PERIOD_SECONDS, type SpoolBudget } from "../spool/budget.ts";
-import { keepInHand, NOT_HELD, type InHandBudget } from "../spool/in-hand.ts";
 import type { Spool, SpoolBody } from "../spool/store.ts";
 import { discardedCategories, type ClientReports } from "../upstream/client-reports.ts";
 import { fateOfFailure, fateOfStatus } from "../upstream/fate.ts";
@@ -24,14 +23,10 @@ export interface KeepParts extends UpstreamState {
   store: SpoolStore | undefined;
 }
 
-/**
- * The spool, its byte budgets, the memory it keeps streaming bodies in, and how long an envelope
- * stored while Sentry is down waits (`spool/decision.ts`).
- */
+/** The spool, its byte budgets, and how long an envelope stored while Sentry is down waits (`spool/decision.ts`). */
 export interface SpoolStore {
   spool: Spool;
   spoolBudget: SpoolBudget;
-  inHand: InHandBudget;
   deferral: (failingForMs: number) => number;
 }
 
@@ -40,7 +35,7 @@ export interface SpoolStore {
  * parts rather than imported by `deliver`, so that a Worker given neither does not carry it (some
  * 2.2 KiB of gzip, a seventh of the minimal Worker; decision 045).
  */
-export const KEEP_STAGE = { beforeForward: keepBeforeForward, streamed: keepStreamed, afterForward: keepAfterForward };
+export const KEEP_STAGE = { beforeForward: keepBeforeForward, afterForward: keepAfterForward };
 
 /** The stage and one tunnel's parts, as `deliver` is given them. */
 export interface Keeping {
@@ -66,31 +61,12 @@ async function keepBeforeForward(
     return { answer: tunnelAnswer("sentry_rate_limited", sentrySaidNo), bytes: undefined, upstreamStatus: null };
   }
   const breaker = breakers.get(upstreamUrl)!;
-  // A body of unknown length cannot go to R2 as it streams: it goes to Sentry, kept in hand.
+  // A body of unknown length, too large to hold, cannot go to R2 as it streams: it goes to Sentry.
   if (!store || breaker.allows() || (!whole && contentLength === undefined)) return undefined;
   const down = { ...shipment, delaySeconds: store.deferral(breaker.failingForMs()) };
   const spooled = await spoolWhileSentryIsDown(envelope, down, deadline, store, reports);
   // What was stored is the whole body: read whole, or streamed to R2 at its declared length.
   return spooled && { answer: spooled, bytes: whole?.byteLength ?? contentLength, upstreamStatus: null, sentryKnownDown: true };
-}
-
-/**
- * The rest of a body that streams to Sentry: with a spool, one of unknown length has a copy kept
- * in hand as it goes, within a budget; one of declared length streams only when the budget could
- * not take it whole (`receive.ts`), and is marked as not held.
- */
-function keepStreamed({ store }: KeepParts, { body, head, contentLength }: ReceivedEnvelope, shipment: Shipment): ReadableStream<BodyChunk> {
-  if (!store) return body;
-  const room = store.spool.room(shipment.stored);
-  if (contentLength !== undefined) {
-    // Not read whole, for want of memory kept in hand (`receive.ts`): a loss if Sentry fails under it, said so.
-    shipment.inHand = NOT_HELD;
-    return body;
-  }
-  // A body of unknown length is held as it streams, up to what the spool can store.
-  const { toSentry, inHand } = keepInHand(head.consumed, body, store.inHand, Math.min(room, store.inHand.ceiling));
-  shipment.inHand = inHand;
-  return toSentry;
 }
 
 /**
@@ -100,28 +76,19 @@ function keepStreamed({ store }: KeepParts, { body, head, contentLength }: Recei
 async function keepAfterForward({ limits, breakers, reports, store }: KeepParts, forwarded: ForwardResult, shipment: Shipment, deadline: Deadline): Promise<Answer | undefined> {
   const { dsn } = shipment.stored;
   const breaker = breakers.get(shipment.upstreamUrl)!;
-  try {
-    if (forwarded.ok) {
-      limits.record(dsn, forwarded.answer.status, forwarded.answer.headers);
-      if (fateOfStatus(forwarded.answer.status) !== "unavailable") return void breaker.succeeded();
-    } else if (fateOfFailure(forwarded.reason) !== "unavailable") {
-      return undefined;
-    }
-    breaker.failed();
-    if (!store) return undefined;
-    // The client may still be sending what Sentry failed under: the copy is waited for, within the deadline.
-    const inHand = shipment.inHand ?? NOT_HELD;
-    const body = shipment.whole ?? (await deadline.bound(inHand.body()).catch(() => undefined));
-    const kept = body && (await storeInSpool(body, shipment, store, reports, deadline));
-    if (kept) return kept;
-    // A copy that failed with its client is the client's failure, which Sentry's answer says.
-    if (!body && !inHand.outgrew()) return undefined;
-    // Too large to keep: in hand as it streamed, or, with no bucket, in a queue message.
-    reports.count(dsn, "buffer_overflow", discardedCategories(shipment.plain));
-    return tunnelAnswer("not_kept_in_hand");
-  } finally {
-    shipment.inHand?.release();
+  if (forwarded.ok) {
+    limits.record(dsn, forwarded.answer.status, forwarded.answer.headers);
+    if (fateOfStatus(forwarded.answer.status) !== "unavailable") return void breaker.succeeded();
+  } else if (fateOfFailure(forwarded.reason) !== "unavailable") {
+    return undefined;
   }
+  breaker.failed();
+  if (!store) return undefined;
+  const kept = shipment.whole && (await storeInSpool(shipment.whole, shipment, store, reports, deadline));
+  if (kept) return kept;
+  // Too large to keep: to hold in memory as it streamed, or, with no bucket, for a queue message.
+  reports.count(dsn, "buffer_overflow", discardedCategories(shipment.plain));
+  return tunnelAnswer("not_kept_in_hand");
 }
 
 /**

@@ -33,7 +33,7 @@ const CLIENT_FAULTS: ReadonlySet<string> = new Set(["body_timeout", "body_incomp
 
 /**
  * Bodies up to this size (most events) are read whole before the header is looked at. With a
- * spool, so is a larger one of declared length that fits the memory it keeps in hand.
+ * spool, so is a larger one that fits the memory it keeps in hand, its length declared or not.
  */
 export const SMALL_BODY_BYTES = 64 * 1024;
 
@@ -42,7 +42,7 @@ interface ReceiveParts {
   maxEnvelopeBytes: number;
   allowList: DsnAllowList;
   inflate: ScanCompressed | undefined;
-  /** With a spool: reads the rest of a large body of declared length whole, in the memory it keeps in hand (`readInHand`). */
+  /** With a spool: reads the rest of a large body whole, in the memory it keeps in hand (`readInHand`). */
   readRest: ReadRest | undefined;
 }
 
@@ -71,10 +71,10 @@ export async function receiveEnvelope(request: Request, deadline: Deadline, { ma
 
   const verdict = checkEnvelopeDsn(head.dsn, allowList);
   if (!verdict.ok) return refused(verdict.reason, head.consumedBytes);
-  // With a spool, a larger body of declared length is held whole too, as its bytes come: it goes to
-  // Sentry in one native call, and is stored whole if Sentry fails under it (decisions 041, 043).
+  // With a spool, a larger body is held whole too, as its bytes come: it goes to Sentry in one
+  // native call, and is stored whole if Sentry fails under it (decisions 041, 043, 047).
   let release: (() => void) | undefined;
-  if (readRest && !small && contentLength !== undefined && !head.ended) {
+  if (readRest && !small && !head.ended) {
     try {
       const held = await readRest(request.body, head.consumedBytes, contentLength, (work) => deadline.race(work));
       if (held) {

@@ -1,5 +1,4 @@
 import type { Answer } from "./answers.ts";
-import type { InHand } from "../spool/in-hand.ts";
 import type { EnvelopeFacts } from "../spool/store.ts";
 
 /** What the delivery stage (`deliver.ts`) made of one envelope, and the spool's stage (`keep.ts`) of it instead. */
@@ -28,7 +27,5 @@ export interface Shipment {
   plain: Uint8Array | undefined;
   /** How long the stored envelope waits before the consumer reads it. */
   delaySeconds?: number;
-  /** The copy of a streaming body kept while it goes to Sentry, or its want of one (`keepStreamed`). */
-  inHand?: InHand;
 }
 
