@@ -86,7 +86,7 @@ async function keepAfterForward({ limits, breakers, reports, store }: KeepParts,
   if (!store) return undefined;
   const kept = shipment.whole && (await storeInSpool(shipment.whole, shipment, store, reports, deadline));
   if (kept) return kept;
-  // Too large to keep: to hold in memory as it streamed, or, with no bucket, for a queue message.
+  // Too large to keep: to hold in memory, or, with no bucket, for a queue message.
   reports.count(dsn, "buffer_overflow", discardedCategories(shipment.plain));
   return tunnelAnswer("not_kept_in_hand");
 }
