@@ -695,29 +695,40 @@ describe("what the spool cannot keep is said", () => {
     expect(tunnel.lines.filter((line) => line.event === "tunnel")).toEqual([expect.objectContaining({ reason: "spool_unavailable", binding: "spool.queue" })]);
   });
 
-  it("lets no client pin the memory kept in hand: bodies that are declared and never come hold nothing, and a visitor's envelope Sentry fails under is stored", { timeout: 30_000 }, async () => {
+  it("lets no client pin the memory kept in hand: bodies that are declared, or sent without a length, and never come hold nothing, and a visitor's envelope Sentry fails under is stored", { timeout: 30_000 }, async () => {
     const tunnel = tunnelUnderTest({ timeoutMs: 3000, spool: { bucket } });
     tunnel.sentry.answer = busy;
     // Two strangers from one address each declare 16 MiB, half of the 32 MiB kept in hand: one sends
     // nothing after its headers, one its header line and a few bytes, and each then stalls.
     let asked = 0;
-    const stalls = (start: Uint8Array) =>
-      new ReadableStream<Uint8Array>({
+    const stalls = (start: Uint8Array) => {
+      let pulled = false;
+      return new ReadableStream<Uint8Array>({
         pull(controller) {
-          asked += 1;
-          if (asked <= 2 && start.byteLength > 0) controller.enqueue(start);
+          if (!pulled && start.byteLength > 0) controller.enqueue(start);
+          if (!pulled) asked += 1;
+          pulled = true;
           return new Promise<void>(() => {});
         },
       });
+    };
     const header = envelope().body.subarray(0, 200);
     const declared = { "content-length": String(16 * MiB), "cf-connecting-ip": "198.51.100.7" };
-    const strangers = [tunnel.post(stalls(new Uint8Array()), declared), tunnel.post(stalls(header), declared)];
-    await eventually(() => asked >= 2);
-    const visitor = envelope({ attachmentBytes: 200_000 }).body;
+    // Two more send their header line with no length at all (chunked), and stall: each may yet be 16 MiB.
+    const unstated = { "cf-connecting-ip": "198.51.100.7" };
+    const strangers = [
+      tunnel.post(stalls(new Uint8Array()), declared),
+      tunnel.post(stalls(header), declared),
+      tunnel.post(stalls(header), unstated),
+      tunnel.post(stalls(header), unstated),
+    ];
+    await eventually(() => asked >= 4);
+    // Nearly as large as a body held in hand may be: it fits only if the strangers hold no more than what they sent.
+    const visitor = envelope({ attachmentBytes: Math.floor(15.8 * MiB) }).body;
     const answer = await tunnel.post(visitor);
     expect([answer.status, ((await answer.json()) as { reason: string }).reason]).toEqual([202, "spooled"]);
     expect(await spoolObjects()).toEqual([visitor.byteLength]);
-    expect((await Promise.all(strangers)).map((response) => response.status)).toEqual([408, 408]);
+    expect((await Promise.all(strangers)).map((response) => response.status)).toEqual([408, 408, 408, 408]);
     await Promise.all(tunnel.stored.map((message) => message.key && bucket.delete(message.key)));
   });
 });
