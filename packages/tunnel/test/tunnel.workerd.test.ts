@@ -341,9 +341,12 @@ describe("refusals, none of which reach Sentry", () => {
     }
   });
 
-  it("stops a body of unknown length at the maximum, and nothing reaches Sentry whole", async () => {
-    const tunnel = tunnelUnderTest();
-    const body = envelope({ attachmentBytes: 21 * MiB }).body;
+  it.each([
+    ["the default maximum, past what the spool holds in hand", undefined, 21 * MiB],
+    ["a maximum below what the spool holds in hand", 1 * MiB, 2 * MiB],
+  ])("stops a body of unknown length at %s, and nothing reaches Sentry whole", async (_name, maxEnvelopeBytes, bytes) => {
+    const tunnel = tunnelUnderTest({ maxEnvelopeBytes });
+    const body = envelope({ attachmentBytes: bytes }).body;
     const response = await tunnel.post(clientBody(body, { chunk: 256 * 1024, stallAfter: null, length: undefined }).stream);
     expect(response.status).toBe(413);
     expect(await reasonOf(response)).toBe("envelope_too_large");

@@ -48,6 +48,7 @@ export type ReadRest = (
   body: ReadableStream<BodyChunk>,
   from: number,
   length: number | undefined,
+  maxBytes: number,
   race: <T>(read: Promise<T>) => Promise<T>,
 ) => Promise<HeldRest | undefined>;
 
@@ -57,7 +58,7 @@ export type ReadRest = (
  * that came, so a client that declares 16 MiB and sends nothing holds nothing, and one that stalls
  * holds what it sent and one slice more. A body of declared `length` over the ceiling is not read
  * here at all (`undefined`); one of unknown length (sent chunked) is read until it ends or passes
- * the ceiling. Where the budget has no more room the read stops, not whole, and the rest streams
+ * the ceiling or `maxBytes`, the envelope's maximum. Where the budget has no more room the read stops, not whole, and the rest streams
  * to Sentry as it comes, not held. A request's own body, a byte stream, is read natively, a slice a
  * call; one a script made, a chunk a call. Each read is bounded by `race`; when one fails, the
  * reservation is given back and the error rethrown.
@@ -67,10 +68,11 @@ export async function readInHand(
   body: ReadableStream<BodyChunk>,
   from: number,
   length: number | undefined,
+  maxBytes: number,
   race: <T>(read: Promise<T>) => Promise<T>,
 ): Promise<HeldRest | undefined> {
   if (length !== undefined && length > budget.ceiling) return undefined;
-  const end = length ?? budget.ceiling + 1;
+  const end = length ?? Math.min(budget.ceiling, maxBytes) + 1;
   let reserved = 0;
   const release = () => {
     budget.release(reserved);

@@ -76,10 +76,15 @@ export async function receiveEnvelope(request: Request, deadline: Deadline, { ma
   let release: (() => void) | undefined;
   if (readRest && !small && !head.ended) {
     try {
-      const held = await readRest(request.body, head.consumedBytes, contentLength, (work) => deadline.race(work));
+      const held = await readRest(request.body, head.consumedBytes, contentLength, maxEnvelopeBytes, (work) => deadline.race(work));
       if (held) {
-        release = held.release;
         const consumedBytes = held.chunks.reduce((total, chunk) => total + chunk.byteLength, head.consumedBytes);
+        // A body of unknown length is held to the maximum as it comes, as a streamed one is.
+        if (consumedBytes > maxEnvelopeBytes) {
+          held.release();
+          return refused("envelope_too_large", consumedBytes);
+        }
+        release = held.release;
         head = { ...head, consumed: [...head.consumed, ...held.chunks], consumedBytes, ended: held.whole };
       }
     } catch {
